@@ -1,0 +1,79 @@
+// A scenario: everything one `trainsim run` needs, loaded from YAML (version 1, CONTRACT.md) and
+// validated. Nothing downstream re-validates: a Scenario that exists is consistent.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hardware/cluster.hpp"
+#include "model/spec.hpp"
+#include "util/error.hpp"
+
+namespace trainsim::config {
+
+// Failure statistics over the run (issue 8). Rates per GPU-hour.
+struct ReliabilitySpec {
+  std::string preset;                       // "llama3" or ""
+  double failures_per_gpu_hour = 0;         // all categories together
+  std::map<std::string, double> categories;  // category -> failures per GPU-hour (sums to the above)
+  double checkpoint_interval_s = 7200;
+  double checkpoint_write_s = 0;            // 0 = from checkpoint size / storage bandwidth
+  double storage_bandwidth_Bps = 0;         // aggregate write bandwidth to checkpoint storage; 0 = unset
+  double restart_s = 600;
+};
+
+// Other tenants on the inter-node fabric (issue 7).
+struct ContentionSpec {
+  std::string model = "tenants";
+  int64_t tenants = 4;
+  double load = 0.5;       // mean fraction of a shared link's bandwidth a busy tenant takes
+  double burst_s = 30;     // mean busy period
+  double idle_s = 30;      // mean idle period (default = burst)
+  uint64_t seed = 1;
+};
+
+// Slow GPUs or nodes that gate every collective they join (issue 7).
+struct StragglerSpec {
+  int64_t count = 0;        // how many GPUs are slow
+  double slowdown = 1.0;    // compute time multiplier of a slow GPU (>= 1)
+  double jitter = 0;        // per-step relative std-dev of every GPU's compute time
+};
+
+enum class Fidelity { kAuto, kFull, kSymmetric };
+const char* to_string(Fidelity f);
+
+struct Scenario {
+  int version = 1;
+  std::string name;
+  std::string source_file;  // path it was loaded from ("" when built in code)
+  model::ModelSpec model;
+  hardware::ClusterSpec cluster;
+  model::ParallelSpec parallel;
+  model::TrainingSpec training;
+  std::optional<ReliabilitySpec> reliability;
+  std::optional<ContentionSpec> contention;
+  std::optional<StragglerSpec> stragglers;
+  Fidelity fidelity = Fidelity::kAuto;  // engine.fidelity: auto | full | symmetric
+  int64_t gradient_buckets = 0;         // engine.buckets; 0 = auto
+};
+
+// One `--set KEY=VALUE` override, e.g. {"model.layers", "80"}.
+struct Override {
+  std::string key;
+  std::string value;
+};
+
+// Parses "KEY=VALUE". Throws util::InputError("--set: ...") when there is no '='.
+Override parse_override(const std::string& text);
+
+// Loads, applies overrides (validated exactly like the file; errors point at "--set:1:COL"),
+// fills presets and defaults, validates everything. Throws util::InputError with the location.
+Scenario load_scenario(const std::string& path, const std::vector<Override>& overrides = {});
+// Same from a string (tests); `name_for_errors` stands in for the path in messages.
+Scenario load_scenario_text(const std::string& yaml, const std::string& name_for_errors,
+                            const std::vector<Override>& overrides = {});
+
+}  // namespace trainsim::config

@@ -1,0 +1,16 @@
+#include "hardware/cluster.hpp"
+
+namespace trainsim::hardware {
+
+const char* to_string(IntraFabric f) { return f == IntraFabric::kNvswitch ? "nvswitch" : "pcie"; }
+
+const char* to_string(Topology t) {
+  switch (t) {
+    case Topology::kFatTree: return "fat-tree";
+    case Topology::kRailOptimized: return "rail-optimized";
+    case Topology::kShared: return "shared";
+  }
+  return "?";
+}
+
+}  // namespace trainsim::hardware

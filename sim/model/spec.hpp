@@ -1,0 +1,71 @@
+// The plain descriptions of what is trained and how: model shape, parallel layout, training
+// settings. Filled by config/ from the scenario YAML; read by everything else. No logic here.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace trainsim::model {
+
+enum class Ffn { kSwiglu, kGelu };
+enum class Schedule { kGpipe, k1F1B, kInterleaved };
+enum class Recompute { kNone, kSelective, kFull };
+enum class Precision { kFp32, kFp16, kBf16, kFp8 };
+enum class Optimizer { kAdam, kSgd };
+enum class Offload { kNone, kCpu, kNvme };
+
+// A dense decoder-only transformer.
+struct ModelSpec {
+  std::string preset;          // preset it started from, "" if none
+  int64_t layers = 0;
+  int64_t hidden = 0;
+  int64_t ffn_hidden = 0;      // default 4*hidden (gelu) when a scenario gives none
+  int64_t heads = 0;
+  int64_t kv_heads = 0;        // grouped-query attention; = heads when not given
+  int64_t vocab = 0;
+  int64_t seq_len = 0;
+  Ffn ffn = Ffn::kGelu;
+  bool tied_embeddings = false;       // output layer shares the input embedding's weights
+  bool learned_position_embedding = false;  // GPT-style s*h position table (Megatron Eq.2 counts it)
+};
+
+struct ParallelSpec {
+  int64_t tp = 1;              // tensor parallel (inside a node)
+  int64_t pp = 1;              // pipeline stages
+  int64_t dp = 1;              // data-parallel replicas
+  int64_t cp = 1;              // context parallel
+  int64_t micro_batch = 1;     // sequences per micro-batch
+  Schedule schedule = Schedule::k1F1B;
+  int64_t virtual_stages = 1;  // chunks per pipeline rank (interleaved only)
+  int zero = 0;                // 0 plain DP | 1 | 2 | 3 (= FSDP full sharding)
+  Recompute recompute = Recompute::kNone;
+  bool sequence_parallel = false;
+  bool overlap_grad_reduce = true;
+  int64_t gpus() const { return tp * pp * dp * cp; }
+};
+
+struct TrainingSpec {
+  Precision precision = Precision::kBf16;
+  Optimizer optimizer = Optimizer::kAdam;
+  int64_t global_batch = 1;      // sequences per optimizer step
+  int64_t steps = 100;           // steps simulated in full
+  double total_tokens = 0;       // whole run, for the projection; 0 = project `steps` only
+  Offload offload = Offload::kNone;
+  bool fp32_main_grads = false;  // Megatron keeps an fp32 copy of the gradients (+4 bytes/param)
+  double gpu_hour_price = 0;     // currency per GPU-hour; 0 = no cost line
+  double runtime_reserve_bytes = 0;  // CUDA context, NCCL buffers, fragmentation: per GPU
+
+  // Micro-batches per step per pipeline = global_batch / (dp * micro_batch).
+  int64_t micro_batches(const ParallelSpec& p) const { return global_batch / (p.dp * p.micro_batch); }
+};
+
+// Bytes per element of the 16-bit (or 8/32-bit) compute copy of the weights and activations.
+double bytes_per_value(Precision p);
+const char* to_string(Ffn f);
+const char* to_string(Schedule s);
+const char* to_string(Recompute r);
+const char* to_string(Precision p);
+const char* to_string(Optimizer o);
+const char* to_string(Offload o);
+
+}  // namespace trainsim::model

@@ -1,0 +1,50 @@
+// What one training step costs on one GPU, phase by phase: the bridge between the analytic
+// models (FLOPs, GEMM efficiency, memory-bound ops, folded TP/CP collectives) and the engine,
+// which places these phases on a SimGrid timeline. Pure: no SimGrid, no logging.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "hardware/cluster.hpp"
+#include "model/spec.hpp"
+
+namespace trainsim::model {
+
+// Cost of one model chunk (a run of consecutive layers on one pipeline rank) for ONE micro-batch.
+// With interleaving a pipeline rank holds `virtual_stages` chunks; otherwise one.
+struct ChunkCost {
+  int64_t first_layer = 0;     // global index of its first transformer layer
+  int64_t layers = 0;          // transformer layers in the chunk
+  bool has_embedding = false;  // first chunk of the model
+  bool has_output = false;     // last chunk: final norm, output projection, loss
+  double forward_s = 0;        // forward compute incl. folded TP/CP collectives
+  double backward_s = 0;       // backward compute incl. recompute and folded TP/CP collectives
+  double forward_flops = 0;    // model FLOPs (no recompute) of the forward, per GPU
+  double backward_flops = 0;   // model FLOPs of the backward (2x forward), per GPU
+  double recompute_flops = 0;  // extra FLOPs re-run in backward, per GPU
+  double tp_comm_s = 0;        // of which folded TP/CP collective time (forward + backward)
+  double activation_bytes = 0; // bytes sent to the next chunk per micro-batch (forward); same back
+  double param_count = 0;      // parameters held by one GPU for this chunk (after TP split)
+};
+
+// Cost of the whole step for one pipeline rank (stage).
+struct StageCost {
+  std::vector<ChunkCost> chunks;   // in model order; size = virtual_stages (interleaved) or 1
+  double grad_bytes = 0;           // gradient bytes one GPU of this stage reduces over DP per step
+  double param_bytes = 0;          // 16-bit parameter bytes one GPU holds (ZeRO-3 all-gathers these)
+  double optimizer_s = 0;          // optimizer step time on one GPU (HBM-bound; offload adds PCIe)
+};
+
+struct StepCosts {
+  std::vector<StageCost> stages;  // size = pp
+  int64_t micro_batches = 0;      // per pipeline per step = global_batch / (dp * micro_batch)
+  double model_flops_per_step = 0;  // whole model, whole global batch, no recompute (MFU numerator)
+  double tokens_per_step = 0;       // global_batch * seq_len
+};
+
+// REQUIRES: the spec is validated (config/ guarantees divisibility and ranges).
+StepCosts compute_step_costs(const ModelSpec& model, const ParallelSpec& par, const TrainingSpec& train,
+                             const hardware::ClusterSpec& cluster);
+
+}  // namespace trainsim::model

@@ -1,0 +1,2 @@
+// Placeholder until the module has code; keeps the library target non-empty.
+namespace trainsim::parallel {}
