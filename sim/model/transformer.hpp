@@ -1,0 +1,29 @@
+// Parameter counts of a dense decoder-only transformer.
+// Conventions: `gelu` models are GPT/Megatron style (biases on every linear layer, LayerNorm with
+// weight and bias, learned position embeddings when ModelSpec says so); `swiglu` models are
+// Llama style (no biases, RMSNorm weight only, rotary positions). With gelu, hidden h, and
+// learned positions this reproduces Megatron SC21 Eq.2: P = 12lh^2(1 + 13/(12h) + (V+s)/(12lh)).
+#pragma once
+
+#include "model/spec.hpp"
+
+namespace trainsim::model {
+
+struct ParamCounts {
+  double attention = 0;   // per layer: Q, K, V (GQA-sized), output projection (+ biases)
+  double mlp = 0;         // per layer: up/gate/down (+ biases)
+  double norms = 0;       // per layer: the two norms
+  double per_layer = 0;   // attention + mlp + norms
+  double embedding = 0;   // vocab * hidden
+  double position = 0;    // seq_len * hidden when learned, else 0
+  double output = 0;      // output projection vocab * hidden; 0 when tied
+  double final_norm = 0;
+  double total = 0;
+};
+
+ParamCounts count_params(const ModelSpec& m);
+
+// Head dimension = hidden / heads.
+inline double head_dim(const ModelSpec& m) { return static_cast<double>(m.hidden) / static_cast<double>(m.heads); }
+
+}  // namespace trainsim::model
