@@ -1,0 +1,59 @@
+#include "parallel/layout.hpp"
+
+#include <gtest/gtest.h>
+
+namespace trainsim::parallel {
+namespace {
+
+TEST(LayoutTest, MegatronOrderTpFastestThenCpDpPp) {
+  model::ParallelSpec p;
+  p.tp = 8; p.cp = 1; p.dp = 128; p.pp = 16;
+  RankLayout l(p, 8);
+  // rank = tp_i + tp*(cp_i + cp*(dp_i + dp*pp_i))
+  EXPECT_EQ(l.rank(3, 0, 2, 1), 3 + 8 * (2 + 128 * 1));
+  // A DP group of TP8 on 8-GPU nodes: one member per node, same local GPU (a rail).
+  auto g = l.dp_group(5, 3);
+  ASSERT_EQ(g.size(), 128u);
+  EXPECT_EQ(l.local(g[0]), 3);
+  EXPECT_EQ(l.local(g[127]), 3);
+  EXPECT_EQ(l.node(g[1]) - l.node(g[0]), 1);
+}
+
+TEST(LayoutTest, RingAllReduceOneMemberPerNode) {
+  model::ParallelSpec p;
+  p.tp = 8; p.dp = 4;
+  RankLayout l(p, 8);
+  auto phases = plan_collective(CollectiveKind::kAllReduce, l.dp_group(0), l, 1000.0);
+  ASSERT_EQ(phases.size(), 1u);
+  ASSERT_EQ(phases[0].size(), 4u);
+  // Aggregated ring: each edge carries 2(n-1)/n * S = 2*3/4*1000 = 1500 bytes.
+  EXPECT_DOUBLE_EQ(phases[0][0].bytes, 1500.0);
+  EXPECT_EQ(phases[0][3].src, 3);
+  EXPECT_EQ(phases[0][3].dst, 0);
+}
+
+TEST(LayoutTest, HierarchicalAllReduceWhenSeveralMembersPerNode) {
+  model::ParallelSpec p;
+  p.tp = 2; p.dp = 8;  // 4 DP members per 8-GPU node, 2 nodes
+  RankLayout l(p, 8);
+  auto phases = plan_collective(CollectiveKind::kAllReduce, l.dp_group(0), l, 800.0);
+  ASSERT_EQ(phases.size(), 3u);
+  // Intra-node RS: 2 nodes x 4-member rings, (q-1)/q*S = 3/4*800 = 600 per edge.
+  ASSERT_EQ(phases[0].size(), 8u);
+  EXPECT_DOUBLE_EQ(phases[0][0].bytes, 600.0);
+  // Inter-node AR per rail: 4 rails x 2-node rings, 2(m-1)/m * S/q = 1 * 200 = 200 per edge.
+  ASSERT_EQ(phases[1].size(), 8u);
+  EXPECT_DOUBLE_EQ(phases[1][0].bytes, 200.0);
+  EXPECT_EQ(l.node(l.dp_group(0)[phases[1][0].src]) != l.node(l.dp_group(0)[phases[1][0].dst]), true);
+  EXPECT_DOUBLE_EQ(phases[2][0].bytes, 600.0);
+}
+
+TEST(LayoutTest, SingleMemberGroupHasNoPhases) {
+  model::ParallelSpec p;
+  p.tp = 8;
+  RankLayout l(p, 8);
+  EXPECT_TRUE(plan_collective(CollectiveKind::kAllReduce, l.dp_group(0), l, 1e9).empty());
+}
+
+}  // namespace
+}  // namespace trainsim::parallel
