@@ -1,0 +1,19 @@
+// Other tenants on the inter-node fabric. Each tenant alternates idle and busy periods
+// (exponentially distributed, seeded); while busy it takes `load` of the bandwidth of the shared
+// links it crosses. Modelled by changing those links' bandwidth from timers (Link::set_bandwidth,
+// ~0.2 us a call: far cheaper than thousands of tenant flows), so our DP and PP flows get what is
+// left through SimGrid's max-min sharing.
+#pragma once
+
+#include <cstdint>
+
+#include "config/scenario.hpp"
+#include "platform/platform.hpp"
+
+namespace trainsim::engine {
+
+// Starts one daemon actor per tenant (they die with the last stage actor). No-op without a
+// `contention:` block, with 0 tenants, or when the platform has no shared links.
+void start_contention(const config::Scenario& scenario, const platform::Platform& platform, uint64_t seed);
+
+}  // namespace trainsim::engine

@@ -1,0 +1,58 @@
+// What a simulation produced: one record per simulated step, per-stage totals, trace events.
+// Plain data; report/ turns it into tables, JSON, CSV and traces.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace trainsim::engine {
+
+// One step as seen by the critical stage (the one with the most compute + optimizer time):
+// time_s = compute_s + exposed_comm_s + bubble_s + optimizer_s exactly.
+struct StepRecord {
+  int64_t step = 0;
+  double start_s = 0;         // simulated time the step began
+  double time_s = 0;
+  double compute_s = 0;
+  double exposed_comm_s = 0;  // waiting on a transfer that was already under way
+  double bubble_s = 0;        // waiting on another rank (pipeline fill/drain, step-end barrier)
+  double optimizer_s = 0;
+  double sync_wait_s = 0;     // mean over simulated GPUs of (exposed comm + bubble)
+};
+
+// Totals over all simulated steps for one simulated GPU (one pipeline stage of one replica).
+struct GpuTotals {
+  int64_t replica = 0;
+  int64_t stage = 0;
+  double compute_s = 0;
+  double optimizer_s = 0;
+  double comm_wait_s = 0;
+  double bubble_s = 0;
+};
+
+// Chrome trace-event ("X" complete events), times in simulated seconds.
+struct TraceEvent {
+  std::string name;
+  std::string category;  // forward | backward | optimizer | send | dp-sync | wait
+  int64_t track = 0;     // index into RunResult::tracks
+  double start_s = 0;
+  double duration_s = 0;
+};
+
+struct RunResult {
+  std::vector<StepRecord> steps;
+  std::vector<GpuTotals> gpus;
+  std::vector<std::string> tracks;  // names of trace tracks ("replica 0 stage 3", "... dp-sync")
+  std::vector<TraceEvent> trace;
+  std::string fidelity;             // "full" | "symmetric"
+  std::string network_model;
+  int64_t critical_stage = 0;
+  int64_t simulated_gpus = 0;       // GPUs with an actor of their own
+  int64_t dp_flows_per_step = 0;    // network flows the DP synchronisation put on the platform
+  int64_t p2p_flows_per_step = 0;
+  double wall_s = 0;
+  bool interrupted = false;         // stopped early (SIGINT); steps holds what finished
+};
+
+}  // namespace trainsim::engine

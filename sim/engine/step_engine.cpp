@@ -1,0 +1,550 @@
+#include "engine/step_engine.hpp"
+
+#include <simgrid/s4u.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <deque>
+#include <memory>
+#include <random>
+#include <stdexcept>
+#include <string>
+
+#include "engine/contention.hpp"
+#include "parallel/layout.hpp"
+#include "parallel/schedule.hpp"
+#include "platform/platform.hpp"
+
+namespace sg4 = simgrid::s4u;
+
+namespace trainsim::engine {
+
+config::Fidelity resolve_fidelity(const config::Scenario& scenario, config::Fidelity requested) {
+  if (requested != config::Fidelity::kAuto) return requested;
+  if (scenario.fidelity != config::Fidelity::kAuto) return scenario.fidelity;
+  // Full fidelity costs dp x pp stage actors plus as many communication actors; measured on 3.32
+  // it stays fast up to a few hundred actors.
+  return scenario.parallel.dp * scenario.parallel.pp <= 256 ? config::Fidelity::kFull : config::Fidelity::kSymmetric;
+}
+
+int64_t resolve_buckets(const model::StageCost& stage, int64_t requested) {
+  if (requested > 0) return requested;
+  double params = 0;
+  for (const auto& c : stage.chunks) params += c.param_count;
+  // Megatron's default bucket is ~40M parameters; more than 8 buckets changes the exposed tail by
+  // little and multiplies flows (DESIGN.md: 8 buckets 0.046 s/step, 32 buckets 0.19 s/step).
+  return std::clamp<int64_t>(static_cast<int64_t>(std::ceil(params / 40e6)), 1, 8);
+}
+
+namespace {
+
+// Above this many edges in one phase a symmetric run keeps an evenly spaced sample: each finished
+// activity costs O(in-flight activities of its owner) in SimGrid 3.32 (DESIGN.md).
+constexpr size_t kMaxEdgesPerPhase = 1024;
+
+// A p2p message: when the sender posted it (to split the receiver's wait into bubble and comm).
+struct Message {
+  double posted_s = 0;
+};
+
+// A DP collective (or ZeRO-3 gather) queued on a stage's communication actor.
+struct CommJob {
+  std::vector<parallel::Phase> phases;
+  sg4::SemaphorePtr done = sg4::Semaphore::create(0);
+  bool exit = false;
+  std::string name;
+  bool traced = false;
+};
+using CommJobPtr = std::shared_ptr<CommJob>;
+
+// Per-step wait/compute accounting of one stage actor.
+struct StepAccount {
+  double compute_s = 0;
+  double optimizer_s = 0;
+  double comm_s = 0;
+  double bubble_s = 0;
+};
+
+class Simulation;
+
+// The communication actor of one (replica, stage): runs queued collectives one after the other,
+// like an NCCL stream.
+class CommActor {
+ public:
+  CommActor(Simulation* sim, int64_t replica, int64_t stage) : sim_(sim), replica_(replica), stage_(stage) {}
+  void operator()();
+
+ private:
+  Simulation* sim_;
+  int64_t replica_;
+  int64_t stage_;
+};
+
+// One pipeline stage of one replica.
+class StageActor {
+ public:
+  StageActor(Simulation* sim, int64_t replica, int64_t stage) : sim_(sim), replica_(replica), stage_(stage) {}
+  void operator()();
+
+ private:
+  void forward(const parallel::PipelineOp& op, StepAccount& acc, bool trace);
+  void backward(const parallel::PipelineOp& op, bool last_micro_batch, StepAccount& acc, bool trace);
+  void compute(double seconds, StepAccount& acc, const char* category, const std::string& name, bool trace);
+  void receive(sg4::Mailbox* box, StepAccount& acc);
+  void send(sg4::Mailbox* box, double bytes);
+  void submit(CommJobPtr job);
+  void wait(const CommJobPtr& job, StepAccount& acc);
+  double slowdown();
+
+  Simulation* sim_;
+  int64_t replica_;
+  int64_t stage_;
+  std::vector<CommJobPtr> pending_;
+  std::mt19937_64 rng_;
+};
+
+class Simulation {
+ public:
+  Simulation(const config::Scenario& sc, const model::StepCosts& costs, const EngineOptions& opt)
+      : sc_(sc), costs_(costs), opt_(opt), layout_(sc.parallel, sc.cluster.gpus_per_node) {}
+
+  RunResult run();
+
+  // Shared state the actors read. Public within this file only (anonymous namespace).
+  const config::Scenario& sc_;
+  const model::StepCosts& costs_;
+  const EngineOptions& opt_;
+  parallel::RankLayout layout_;
+  std::unique_ptr<platform::Platform> platform_;
+  std::vector<std::vector<parallel::PipelineOp>> plan_;
+  int64_t p_ = 1, v_ = 1, m_ = 1, replicas_ = 1;
+  bool full_ = false;
+  int64_t buckets_per_chunk_ = 1;
+  // act_[r][g][mb]: activation into model chunk g of replica r; grad_[r][g][mb]: gradient into g.
+  std::vector<std::vector<std::vector<sg4::Mailbox*>>> act_, grad_;
+  std::vector<std::deque<CommJobPtr>> queues_;        // per simulated (replica, stage)
+  std::vector<sg4::SemaphorePtr> queue_ready_;
+  std::vector<sg4::BarrierPtr> dp_barrier_;           // per stage, over replicas (full fidelity)
+  sg4::BarrierPtr step_barrier_;
+  std::vector<double> straggle_;                      // per simulated (replica, stage) slowdown
+  int64_t critical_stage_ = 0;
+  std::vector<std::vector<StepAccount>> accounts_;    // [actor][step]
+  std::vector<double> step_end_;                      // per step: barrier exit time
+  RunResult result_;
+  int64_t steps_done_ = 0;
+  int64_t finished_stage_actors_ = 0;
+  int64_t dp_flows_step0_ = 0;
+  int64_t p2p_flows_step0_ = 0;
+  bool stop_requested_ = false;
+
+  int64_t actor_index(int64_t replica, int64_t stage) const { return replica * p_ + stage; }
+  int64_t replicas_total() const { return sc_.parallel.dp * sc_.parallel.cp; }
+  // ZeRO >= 1 reduce-scatters gradients (the distributed optimizer), plain DP all-reduces them.
+  parallel::CollectiveKind grad_kind() const {
+    return sc_.parallel.zero >= 1 ? parallel::CollectiveKind::kReduceScatter : parallel::CollectiveKind::kAllReduce;
+  }
+  sg4::Host* host_of_rank(int64_t rank) const {
+    return platform_->gpu(layout_.node(rank), layout_.local(rank));
+  }
+  sg4::Host* stage_host(int64_t replica, int64_t stage) const {
+    return host_of_rank(layout_.rank(0, 0, replica, stage));
+  }
+  int64_t track_of(int64_t replica, int64_t stage, bool comm) const {
+    return (replica * p_ + stage) * 2 + (comm ? 1 : 0);
+  }
+  bool traced(int64_t replica, int64_t step) const { return step < opt_.trace_steps && replica < 8; }
+  void trace(int64_t track, const std::string& name, const char* cat, double start, double end) {
+    result_.trace.push_back({name, cat, track, start, end - start});
+  }
+  // Gradient bytes of local chunk c on stage s (the stage's total split by parameter share).
+  double chunk_share(int64_t stage, int64_t chunk) const {
+    const auto& st = costs_.stages[stage];
+    double total = 0;
+    for (const auto& c : st.chunks) total += c.param_count;
+    return total > 0 ? st.chunks[chunk].param_count / total : 1.0 / static_cast<double>(st.chunks.size());
+  }
+  std::vector<parallel::Phase> dp_phases(int64_t stage, parallel::CollectiveKind kind, double bytes) const;
+};
+
+std::vector<parallel::Phase> Simulation::dp_phases(int64_t stage, parallel::CollectiveKind kind, double bytes) const {
+  auto phases = parallel::plan_collective(kind, layout_.dp_group(stage), layout_, bytes);
+  if (!full_) {
+    for (auto& ph : phases) {
+      if (ph.size() <= kMaxEdgesPerPhase) continue;
+      const size_t stride = (ph.size() + kMaxEdgesPerPhase - 1) / kMaxEdgesPerPhase;
+      parallel::Phase kept;
+      for (size_t i = 0; i < ph.size(); i += stride) kept.push_back(ph[i]);
+      ph = std::move(kept);
+    }
+  }
+  return phases;
+}
+
+void CommActor::operator()() {
+  Simulation& s = *sim_;
+  const int64_t me = s.actor_index(replica_, stage_);
+  const auto group = s.layout_.dp_group(stage_);
+  for (;;) {
+    s.queue_ready_[me]->acquire();
+    CommJobPtr job = s.queues_[me].front();
+    s.queues_[me].pop_front();
+    if (job->exit) return;
+    const double start = sg4::Engine::get_clock();
+    for (const auto& phase : job->phases) {
+      if (s.full_) s.dp_barrier_[stage_]->wait();  // a collective starts when every member is there
+      std::vector<sg4::CommPtr> comms;
+      for (const auto& e : phase) {
+        const int64_t src_rank = group[e.src];
+        // Full fidelity: each replica sends the edges leaving its own ranks.
+        if (s.full_ && (src_rank / s.layout_.tp / s.layout_.cp) % s.layout_.dp != replica_) continue;
+        const auto bytes = static_cast<uint64_t>(std::max(1.0, std::round(e.bytes)));
+        comms.push_back(sg4::Comm::sendto_async(s.host_of_rank(src_rank), s.host_of_rank(group[e.dst]), bytes));
+      }
+      sg4::Comm::wait_all(comms);
+    }
+    if (s.full_ && !job->phases.empty()) s.dp_barrier_[stage_]->wait();  // and ends when all are done
+    if (job->traced) s.trace(s.track_of(replica_, stage_, true), job->name, "dp-sync", start, sg4::Engine::get_clock());
+    job->done->release();
+  }
+}
+
+double StageActor::slowdown() {
+  const Simulation& s = *sim_;
+  double f = s.straggle_[s.actor_index(replica_, stage_)];
+  if (s.sc_.stragglers && s.sc_.stragglers->jitter > 0) {
+    std::normal_distribution<double> noise(1.0, s.sc_.stragglers->jitter);
+    f *= std::max(0.5, noise(rng_));
+  }
+  return f;
+}
+
+void StageActor::compute(double seconds, StepAccount& acc, const char* category, const std::string& name, bool trace) {
+  if (seconds <= 0) return;
+  const double start = sg4::Engine::get_clock();
+  sg4::Host* host = sg4::this_actor::get_host();
+  sg4::this_actor::execute(seconds * host->get_speed());
+  const double end = sg4::Engine::get_clock();
+  acc.compute_s += end - start;
+  if (trace) sim_->trace(sim_->track_of(replica_, stage_, false), name, category, start, end);
+}
+
+void StageActor::receive(sg4::Mailbox* box, StepAccount& acc) {
+  const double t0 = sg4::Engine::get_clock();
+  auto* msg = box->get<Message>();
+  const double t1 = sg4::Engine::get_clock();
+  const double posted = std::clamp(msg->posted_s, t0, t1);
+  acc.bubble_s += posted - t0;  // the sender had not finished its own work yet
+  acc.comm_s += t1 - posted;    // the transfer itself
+  delete msg;
+}
+
+void StageActor::send(sg4::Mailbox* box, double bytes) {
+  auto* msg = new Message{sg4::Engine::get_clock()};
+  box->put_init(msg, static_cast<uint64_t>(std::max(1.0, std::round(bytes))))->detach();
+}
+
+void StageActor::submit(CommJobPtr job) {
+  Simulation& s = *sim_;
+  const int64_t me = s.actor_index(replica_, stage_);
+  pending_.push_back(job);
+  s.queues_[me].push_back(std::move(job));
+  s.queue_ready_[me]->release();
+}
+
+void StageActor::wait(const CommJobPtr& job, StepAccount& acc) {
+  const double t0 = sg4::Engine::get_clock();
+  job->done->acquire();
+  acc.comm_s += sg4::Engine::get_clock() - t0;
+}
+
+void StageActor::forward(const parallel::PipelineOp& op, StepAccount& acc, bool trace) {
+  Simulation& s = *sim_;
+  const int64_t g = parallel::model_chunk(stage_, op.chunk, s.p_);
+  const auto& cost = s.costs_.stages[stage_].chunks[op.chunk];
+  if (g > 0) receive(s.act_[replica_][g][op.micro_batch], acc);
+  compute(cost.forward_s * slowdown(), acc, "forward", "F" + std::to_string(op.micro_batch) + "." + std::to_string(op.chunk), trace);
+  if (g + 1 < s.p_ * s.v_) send(s.act_[replica_][g + 1][op.micro_batch], cost.activation_bytes);
+}
+
+void StageActor::backward(const parallel::PipelineOp& op, bool last_micro_batch, StepAccount& acc, bool trace) {
+  Simulation& s = *sim_;
+  const int64_t g = parallel::model_chunk(stage_, op.chunk, s.p_);
+  const auto& cost = s.costs_.stages[stage_].chunks[op.chunk];
+  if (g + 1 < s.p_ * s.v_) receive(s.grad_[replica_][g][op.micro_batch], acc);
+  const std::string name = "B" + std::to_string(op.micro_batch) + "." + std::to_string(op.chunk);
+  const double seconds = cost.backward_s * slowdown();
+  const bool overlap = s.sc_.parallel.overlap_grad_reduce && s.replicas_total() > 1;
+  if (last_micro_batch && overlap) {
+    // The last backward of a chunk finalises its gradients bucket by bucket: each bucket's
+    // reduction starts as soon as its part of the backward is done.
+    const int64_t nb = s.buckets_per_chunk_;
+    const double bytes = s.costs_.stages[stage_].grad_bytes * s.chunk_share(stage_, op.chunk) / static_cast<double>(nb);
+    for (int64_t b = 0; b < nb; ++b) {
+      compute(seconds / static_cast<double>(nb), acc, "backward", name, trace);
+      auto job = std::make_shared<CommJob>();
+      job->phases = s.dp_phases(stage_, s.grad_kind(), bytes);
+      job->name = "grad bucket " + std::to_string(op.chunk) + "." + std::to_string(b);
+      job->traced = trace;
+      submit(std::move(job));
+    }
+  } else {
+    compute(seconds, acc, "backward", name, trace);
+  }
+  if (g > 0) send(s.grad_[replica_][g - 1][op.micro_batch], cost.activation_bytes);
+}
+
+
+void StageActor::operator()() {
+  Simulation& s = *sim_;
+  rng_.seed(s.opt_.seed * 1000003ULL + static_cast<uint64_t>(s.actor_index(replica_, stage_)));
+  const int64_t me = s.actor_index(replica_, stage_);
+  const auto& ops = s.plan_[stage_];
+  const auto& stage_cost = s.costs_.stages[stage_];
+  const bool multi = s.replicas_total() > 1;
+  const bool zero3 = s.sc_.parallel.zero == 3 && multi;
+  // Backward count per chunk, to know which backward is a chunk's last.
+  std::vector<int64_t> backwards(static_cast<size_t>(s.v_), 0);
+  CommJobPtr param_gather;  // ZeRO-1/2: parameter all-gather after the optimizer
+  double step_start = 0;
+  for (int64_t step = 0; step < s.opt_.steps; ++step) {
+    const bool trace = s.traced(replica_, step);
+    StepAccount acc;
+    std::fill(backwards.begin(), backwards.end(), 0);
+    pending_.clear();
+    if (param_gather) {
+      // Without overlap the next step cannot start before the parameters are gathered.
+      if (!s.sc_.parallel.overlap_grad_reduce) wait(param_gather, acc);
+      else pending_.push_back(param_gather);
+      param_gather.reset();
+    }
+    // ZeRO-3: each pass first gathers its chunk's parameters; the gather for pass i+1 is issued
+    // when pass i starts (one-ahead prefetch).
+    auto gather_for = [&](const parallel::PipelineOp& op) {
+      auto job = std::make_shared<CommJob>();
+      job->phases = s.dp_phases(stage_, parallel::CollectiveKind::kAllGather,
+                                stage_cost.param_bytes * s.chunk_share(stage_, op.chunk));
+      job->name = "param gather";
+      job->traced = trace;
+      submit(job);
+      return job;
+    };
+    CommJobPtr next_gather = zero3 && !ops.empty() ? gather_for(ops[0]) : nullptr;
+    for (size_t i = 0; i < ops.size(); ++i) {
+      const auto& op = ops[i];
+      if (zero3) {
+        CommJobPtr cur = next_gather;
+        next_gather = i + 1 < ops.size() ? gather_for(ops[i + 1]) : nullptr;
+        wait(cur, acc);
+      }
+      if (op.pass == parallel::Pass::kForward) {
+        forward(op, acc, trace);
+      } else {
+        const bool last = ++backwards[op.chunk] == s.m_;
+        backward(op, last, acc, trace);
+      }
+    }
+    if (multi && !(s.sc_.parallel.overlap_grad_reduce)) {
+      // No overlap: the whole gradient is reduced after the last backward.
+      auto job = std::make_shared<CommJob>();
+      job->phases = s.dp_phases(stage_, s.grad_kind(), stage_cost.grad_bytes);
+      job->name = "grad reduce";
+      job->traced = trace;
+      submit(job);
+    }
+    for (const auto& job : pending_) wait(job, acc);
+    pending_.clear();
+    // Optimizer step on this GPU's (shard of the) states.
+    const double opt_start = sg4::Engine::get_clock();
+    if (stage_cost.optimizer_s > 0) {
+      sg4::this_actor::execute(stage_cost.optimizer_s * sg4::this_actor::get_host()->get_speed());
+    }
+    acc.optimizer_s += sg4::Engine::get_clock() - opt_start;
+    if (trace) s.trace(s.track_of(replica_, stage_, false), "optimizer", "optimizer", opt_start, sg4::Engine::get_clock());
+    if (multi && s.sc_.parallel.zero >= 1 && s.sc_.parallel.zero <= 2) {
+      auto job = std::make_shared<CommJob>();
+      job->phases = s.dp_phases(stage_, parallel::CollectiveKind::kAllGather, stage_cost.param_bytes);
+      job->name = "param all-gather";
+      job->traced = trace;
+      s.queues_[me].push_back(job);
+      s.queue_ready_[me]->release();
+      param_gather = job;
+    }
+    // Step end: every stage of every simulated replica (gradient-norm all-reduce).
+    const double b0 = sg4::Engine::get_clock();
+    s.step_barrier_->wait();
+    const double now = sg4::Engine::get_clock();
+    acc.bubble_s += now - b0;
+    s.accounts_[me][step] = acc;
+    if (me == 0) {
+      s.step_end_[step] = now;
+      s.steps_done_ = step + 1;
+      if (s.opt_.on_step) s.opt_.on_step(step + 1, s.opt_.steps);
+      if (s.opt_.stop && *s.opt_.stop) s.stop_requested_ = true;
+    }
+    step_start = now;
+    // Every actor reads the flag after the barrier, so all stop at the same step boundary.
+    s.step_barrier_->wait();
+    if (s.stop_requested_) break;
+  }
+  (void)step_start;
+  if (param_gather) param_gather->done->acquire();
+  // Shut the communication actor down.
+  auto bye = std::make_shared<CommJob>();
+  bye->exit = true;
+  s.queues_[me].push_back(bye);
+  s.queue_ready_[me]->release();
+  ++s.finished_stage_actors_;
+}
+
+RunResult Simulation::run() {
+  const auto wall0 = std::chrono::steady_clock::now();
+  auto engine = platform::make_engine();
+  platform_ = platform::Platform::build(*engine, sc_.cluster);
+
+  p_ = sc_.parallel.pp;
+  v_ = sc_.parallel.schedule == model::Schedule::kInterleaved ? sc_.parallel.virtual_stages : 1;
+  m_ = costs_.micro_batches;
+  if (static_cast<int64_t>(costs_.stages.size()) != p_)
+    throw std::logic_error("step costs have " + std::to_string(costs_.stages.size()) + " stages, expected " + std::to_string(p_));
+  for (const auto& st : costs_.stages)
+    if (static_cast<int64_t>(st.chunks.size()) != v_) throw std::logic_error("step costs: wrong chunk count per stage");
+  full_ = resolve_fidelity(sc_, opt_.fidelity) == config::Fidelity::kFull;
+  replicas_ = full_ ? sc_.parallel.dp : 1;
+  result_.fidelity = full_ ? "full" : "symmetric";
+  result_.network_model = platform::kNetworkModel;
+  plan_ = parallel::build_schedule(sc_.parallel.schedule, p_, m_, v_);
+  buckets_per_chunk_ = std::max<int64_t>(1, resolve_buckets(costs_.stages[0], opt_.buckets > 0 ? opt_.buckets : sc_.gradient_buckets) / v_);
+
+  // Critical stage: the most compute + optimizer per step (ties: the first).
+  double worst = -1;
+  for (int64_t st = 0; st < p_; ++st) {
+    double busy = costs_.stages[st].optimizer_s;
+    for (const auto& c : costs_.stages[st].chunks) busy += static_cast<double>(m_) * (c.forward_s + c.backward_s);
+    if (busy > worst * (1 + 1e-12)) {
+      worst = busy;
+      critical_stage_ = st;
+    }
+  }
+
+  // Mailboxes: one per (replica, model chunk, micro-batch, direction), eager (permanent receiver).
+  const int64_t chunks = p_ * v_;
+  act_.assign(replicas_, std::vector<std::vector<sg4::Mailbox*>>(chunks, std::vector<sg4::Mailbox*>(m_, nullptr)));
+  grad_ = act_;
+  const int64_t actors = replicas_ * p_;
+  queues_.resize(actors);
+  for (int64_t i = 0; i < actors; ++i) queue_ready_.push_back(sg4::Semaphore::create(0));
+  if (full_)
+    for (int64_t st = 0; st < p_; ++st) dp_barrier_.push_back(sg4::Barrier::create(static_cast<unsigned>(replicas_)));
+  step_barrier_ = sg4::Barrier::create(static_cast<unsigned>(actors));
+  accounts_.assign(actors, std::vector<StepAccount>(opt_.steps));
+  step_end_.assign(opt_.steps, 0);
+
+  // Stragglers: `count` GPUs drawn (seeded) among all GPUs; a simulated stage runs at the speed of
+  // its slowest member, since every collective it joins waits for that member.
+  straggle_.assign(actors, 1.0);
+  if (sc_.stragglers && sc_.stragglers->count > 0) {
+    std::mt19937_64 rng(opt_.seed);
+    const int64_t gpus = sc_.cluster.gpus();
+    std::uniform_int_distribution<int64_t> pick(0, gpus - 1);
+    for (int64_t k = 0; k < sc_.stragglers->count; ++k) {
+      const int64_t rank = pick(rng);
+      const int64_t stage = rank / (layout_.tp * layout_.cp * layout_.dp);
+      const int64_t replica = full_ ? (rank / (layout_.tp * layout_.cp)) % layout_.dp : 0;
+      straggle_[actor_index(replica, stage)] = sc_.stragglers->slowdown;
+    }
+  }
+
+  for (int64_t r = 0; r < replicas_; ++r) {
+    for (int64_t st = 0; st < p_; ++st) {
+      result_.tracks.push_back("replica " + std::to_string(r) + " stage " + std::to_string(st));
+      result_.tracks.push_back("replica " + std::to_string(r) + " stage " + std::to_string(st) + " dp-sync");
+      sg4::Host* host = stage_host(r, st);
+      auto actor = sg4::Actor::create("stage-" + std::to_string(r) + "-" + std::to_string(st), host, StageActor(this, r, st));
+      sg4::Actor::create("comm-" + std::to_string(r) + "-" + std::to_string(st), host, CommActor(this, r, st));
+      for (int64_t c = 0; c < v_; ++c) {
+        const int64_t g = parallel::model_chunk(st, c, p_);
+        for (int64_t mb = 0; mb < m_; ++mb) {
+          const std::string key = std::to_string(r) + "/" + std::to_string(g) + "/" + std::to_string(mb);
+          act_[r][g][mb] = sg4::Mailbox::by_name("act/" + key);
+          grad_[r][g][mb] = sg4::Mailbox::by_name("grad/" + key);
+          act_[r][g][mb]->set_receiver(actor);
+          grad_[r][g][mb]->set_receiver(actor);
+        }
+      }
+    }
+  }
+  start_contention(sc_, *platform_, opt_.seed);
+
+  engine->run();
+
+  if (finished_stage_actors_ != actors)
+    throw std::runtime_error("simulation stalled: " + std::to_string(actors - finished_stage_actors_) +
+                             " stage actors never finished (an activity never completed)");
+  for (const auto& per_replica : {&act_, &grad_})
+    for (const auto& per_chunk : *per_replica)
+      for (const auto& boxes : per_chunk)
+        for (auto* box : boxes)
+          if (box != nullptr && !box->empty())
+            throw std::runtime_error("simulation ended with undelivered messages in " + box->get_name());
+
+  // Step records from the critical stage of replica 0; sync wait averaged over simulated GPUs.
+  const int64_t done = steps_done_;
+  double prev_end = 0;
+  for (int64_t st = 0; st < done; ++st) {
+    const StepAccount& a = accounts_[actor_index(0, critical_stage_)][st];
+    StepRecord rec;
+    rec.step = st;
+    rec.start_s = prev_end;
+    rec.time_s = step_end_[st] - prev_end;
+    rec.compute_s = a.compute_s;
+    rec.optimizer_s = a.optimizer_s;
+    rec.exposed_comm_s = a.comm_s;
+    rec.bubble_s = a.bubble_s;
+    double wait_sum = 0;
+    for (int64_t i = 0; i < actors; ++i) wait_sum += accounts_[i][st].comm_s + accounts_[i][st].bubble_s;
+    rec.sync_wait_s = wait_sum / static_cast<double>(actors);
+    result_.steps.push_back(rec);
+    prev_end = step_end_[st];
+  }
+  for (int64_t r = 0; r < replicas_; ++r) {
+    for (int64_t st = 0; st < p_; ++st) {
+      GpuTotals t;
+      t.replica = r;
+      t.stage = st;
+      for (int64_t k = 0; k < done; ++k) {
+        const auto& a = accounts_[actor_index(r, st)][k];
+        t.compute_s += a.compute_s;
+        t.optimizer_s += a.optimizer_s;
+        t.comm_wait_s += a.comm_s;
+        t.bubble_s += a.bubble_s;
+      }
+      result_.gpus.push_back(t);
+    }
+  }
+  result_.critical_stage = critical_stage_;
+  result_.simulated_gpus = actors;
+  result_.interrupted = done < opt_.steps;
+  // Flows per step: p2p = 2 per (micro-batch, chunk boundary); DP from the plans.
+  result_.p2p_flows_per_step = 2 * m_ * (chunks - 1) * replicas_;
+  int64_t dp = 0;
+  if (replicas_total() > 1) {
+    for (int64_t st = 0; st < p_; ++st) {
+      int64_t per_bucket = 0;
+      for (const auto& ph : dp_phases(st, grad_kind(), 1.0)) per_bucket += static_cast<int64_t>(ph.size());
+      dp += per_bucket * (sc_.parallel.overlap_grad_reduce ? buckets_per_chunk_ * v_ : 1);
+    }
+  }
+  result_.dp_flows_per_step = dp;
+  result_.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  return std::move(result_);
+}
+
+}  // namespace
+
+RunResult simulate(const config::Scenario& scenario, const model::StepCosts& costs, const EngineOptions& options) {
+  Simulation sim(scenario, costs, options);
+  return sim.run();
+}
+
+}  // namespace trainsim::engine

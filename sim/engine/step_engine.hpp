@@ -1,0 +1,46 @@
+// The training-step engine: SimGrid actors run each pipeline stage's schedule (forward and
+// backward as Execs on the stage's GPU, activations and gradients between stages as real flows),
+// a communication actor per stage runs the DP gradient synchronisation as flows (bucketed and
+// overlapped with the last backward when asked), then the optimizer; a barrier ends the step
+// (Megatron's gradient-norm all-reduce spans every stage).
+//
+// Fidelity: `full` gives every DP replica its own actors; `symmetric` simulates replica 0 and puts
+// the other replicas on the network only through their share of the DP flows. Only the TP-rank-0,
+// CP-rank-0 GPU of a stage has an actor: TP and CP collectives are folded into compute times
+// (model/step_costs.hpp), the other TP/CP ranks' identical flows are not replayed.
+#pragma once
+
+#include <csignal>
+#include <cstdint>
+#include <functional>
+
+#include "config/scenario.hpp"
+#include "engine/result.hpp"
+#include "model/step_costs.hpp"
+
+namespace trainsim::engine {
+
+struct EngineOptions {
+  int64_t steps = 100;                 // steps simulated in full (every one of them)
+  uint64_t seed = 1;                   // contention, stragglers, jitter
+  config::Fidelity fidelity = config::Fidelity::kAuto;
+  int64_t trace_steps = 0;             // record trace events for the first N steps
+  int64_t buckets = 0;                 // DP gradient buckets per stage; 0 = auto
+  // Called after every step of the critical stage with (steps done, steps total); may be empty.
+  std::function<void(int64_t, int64_t)> on_step;
+  // When set and non-zero, the run stops at the next step boundary (SIGINT handling).
+  const volatile std::sig_atomic_t* stop = nullptr;
+};
+
+// Which fidelity `auto` picks: full while the actor count stays small, symmetric beyond.
+config::Fidelity resolve_fidelity(const config::Scenario& scenario, config::Fidelity requested);
+
+// Gradient buckets per stage the engine uses (auto: one per ~40M parameters, at most 8).
+int64_t resolve_buckets(const model::StageCost& stage, int64_t requested);
+
+// Runs the simulation. One call per process (SimGrid allows one Engine per process).
+// REQUIRES: scenario validated; costs = model::compute_step_costs(scenario...) or equivalent.
+// Throws std::runtime_error if the simulated DAG stalls (an activity that never finished).
+RunResult simulate(const config::Scenario& scenario, const model::StepCosts& costs, const EngineOptions& options);
+
+}  // namespace trainsim::engine
