@@ -1,0 +1,262 @@
+#include "model/memory.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "model/transformer.hpp"
+
+namespace trainsim::model {
+namespace {
+
+// Megatron DDP's gradient bucket: max(40M, 1M * dp) parameters; we keep the 40M floor. Only a
+// separate buffer under ZeRO-2, where the full gradients are not resident (stages 0-1 reduce in
+// place in the contiguous gradient buffer).
+constexpr double kGradBucketParams = 40e6;
+
+// Bytes of one activation element: 16-bit activations for bf16, fp16 and fp8 (Transformer
+// Engine keeps activations in 16 bits outside the GEMMs), 32-bit for fp32 training.
+double activation_element_bytes(Precision p) { return p == Precision::kFp32 ? 4 : 2; }
+
+// GPT/Megatron models (gelu) use dropout; Llama-style models (swiglu) do not.
+bool has_dropout(const ModelSpec& m) { return m.ffn == Ffn::kGelu; }
+
+// Derivation of the per-layer activation bytes (one micro-batch; s = seq_len / cp, b micro-batch,
+// h hidden, a heads, g = kv_heads / heads, f ffn_hidden, e bytes per activation element (2),
+// dropout masks 1 byte per element). Following Korthikanti et al. 2022 Sec. 4.1, each operation
+// keeps its inputs for the backward:
+//   norms:      the two norms keep their inputs                          2 * e sbh          [R]
+//   attention:  QKV projection input                                     e sbh              [R]
+//               Q for QK^T                                               e sbh              [S]
+//               K and V (GQA: kv_heads * head_dim = g h wide)            2 * e g sbh        [S]
+//               output projection input                                  e sbh              [S]
+//               dropout mask after the projection (gelu models only)     sbh                [R]
+//               softmax output                                           e as^2b            [A]
+//               softmax dropout mask and its output (gelu models only)   as^2b + e as^2b    [A]
+//   MLP gelu:   fc1 input e sbh [R]; GeLU input and fc2 input 2 * e sbf [S]; dropout mask sbh [R]
+//   MLP swiglu: gate/up input e sbh [R]; gate output, up output, SiLU(gate) and their product
+//               (the down projection's input) 4 * e sbf [S] (Megatron's fused SwiGLU kernel
+//               recomputes SiLU and keeps 3 * e sbf: we keep the plain op-by-op accounting).
+// With e = 2, g = 1, f = 4h and dropout: R = 10 sbh, S = 24 sbh, A = 5as^2b, the paper's
+// 34 sbh + 5as^2b (11 sbh attention + 19 sbh MLP + 4 sbh norms).
+// Tensor parallelism splits [S] and [A] over t; sequence parallelism also splits [R] (Eq.4);
+// selective recompute drops [A] (Eq.6); full recompute keeps only the layer input, e sbh (/t with SP).
+struct LayerTerms {
+  double replicated = 0;  // [R]
+  double split = 0;       // [S]
+  double attention = 0;   // [A]
+};
+
+LayerTerms layer_terms(const ModelSpec& m, const ParallelSpec& par, const TrainingSpec& train) {
+  const double s = static_cast<double>(m.seq_len) / static_cast<double>(std::max<int64_t>(par.cp, 1));
+  const double b = static_cast<double>(par.micro_batch);
+  const double h = static_cast<double>(m.hidden);
+  const double a = static_cast<double>(m.heads);
+  const double g = static_cast<double>(m.kv_heads > 0 ? m.kv_heads : m.heads) / a;
+  const double f = static_cast<double>(m.ffn_hidden > 0 ? m.ffn_hidden : 4 * m.hidden);
+  const double e = activation_element_bytes(train.precision);
+  const double d = has_dropout(m) ? 1 : 0;
+  const double sbh = s * b * h;
+  LayerTerms t;
+  t.replicated = (2 * e + e + e) * sbh + 2 * d * sbh;
+  const double mlp = m.ffn == Ffn::kSwiglu ? 4 * e * s * b * f : 2 * e * s * b * f;
+  t.split = (e + 2 * e * g + e) * sbh + mlp;
+  t.attention = (e + d * (1 + e)) * a * s * s * b;
+  return t;
+}
+
+double stored_bytes(const LayerTerms& lt, const ModelSpec& m, const ParallelSpec& par, const TrainingSpec& train,
+                    Recompute recompute) {
+  const double t = static_cast<double>(par.tp);
+  const bool sp = par.sequence_parallel && par.tp > 1;
+  const double replicated = sp ? lt.replicated / t : lt.replicated;
+  switch (recompute) {
+    case Recompute::kNone: return replicated + lt.split / t + lt.attention / t;
+    case Recompute::kSelective: return replicated + lt.split / t;
+    case Recompute::kFull: {
+      const double s = static_cast<double>(m.seq_len) / static_cast<double>(std::max<int64_t>(par.cp, 1));
+      const double input = activation_element_bytes(train.precision) * s * static_cast<double>(par.micro_batch) *
+                           static_cast<double>(m.hidden);
+      return sp ? input / t : input;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+StateBytesPerParam state_bytes_per_param(const TrainingSpec& train) {
+  StateBytesPerParam sb;
+  if (train.precision == Precision::kFp32) {
+    sb.weights = 4;
+    sb.gradients = 4;  // fp32 gradients are already the main gradients
+    sb.optimizer = train.optimizer == Optimizer::kAdam ? 8 : 0;
+  } else {
+    sb.weights = 2;
+    sb.gradients = 2 + (train.fp32_main_grads ? 4 : 0);
+    sb.optimizer = train.optimizer == Optimizer::kAdam ? 12 : 4;
+  }
+  return sb;
+}
+
+MemoryBreakdown model_states(double params, const TrainingSpec& train, int zero, int64_t shard_ranks) {
+  const StateBytesPerParam sb = state_bytes_per_param(train);
+  const double n = static_cast<double>(std::max<int64_t>(shard_ranks, 1));
+  MemoryBreakdown mb;
+  mb.params = params;
+  mb.weights = params * sb.weights / (zero >= 3 ? n : 1);
+  mb.gradients = params * sb.gradients / (zero >= 2 ? n : 1);
+  mb.optimizer = params * sb.optimizer / (zero >= 1 ? n : 1);
+  if (train.offload != Offload::kNone) {
+    mb.offloaded_bytes = mb.optimizer;
+    mb.offload_to = train.offload;
+    mb.optimizer = 0;
+  }
+  return mb;
+}
+
+std::vector<int64_t> chunk_layer_counts(int64_t layers, int64_t chunks) {
+  chunks = std::max<int64_t>(chunks, 1);
+  const int64_t per = (layers + chunks - 1) / chunks;
+  std::vector<int64_t> counts(static_cast<size_t>(chunks), per);
+  int64_t shortfall = per * chunks - layers;  // < chunks
+  for (int64_t k = 0; shortfall > 0; ++k, --shortfall) {
+    // k = 0 -> first, 1 -> last, 2 -> second, 3 -> second to last, ...
+    const int64_t idx = (k % 2 == 0) ? k / 2 : chunks - 1 - k / 2;
+    --counts[static_cast<size_t>(idx)];
+  }
+  return counts;
+}
+
+std::vector<int64_t> stage_layer_counts(int64_t layers, int64_t pp, int64_t v) {
+  pp = std::max<int64_t>(pp, 1);
+  v = std::max<int64_t>(v, 1);
+  const std::vector<int64_t> chunks = chunk_layer_counts(layers, pp * v);
+  std::vector<int64_t> stages(static_cast<size_t>(pp), 0);
+  for (size_t c = 0; c < chunks.size(); ++c) stages[c % static_cast<size_t>(pp)] += chunks[c];
+  return stages;
+}
+
+double layer_activation_bytes(const ModelSpec& m, const ParallelSpec& par, const TrainingSpec& train) {
+  return stored_bytes(layer_terms(m, par, train), m, par, train, par.recompute);
+}
+
+double layer_full_activation_bytes(const ModelSpec& m, const ParallelSpec& par, const TrainingSpec& train) {
+  return stored_bytes(layer_terms(m, par, train), m, par, train, Recompute::kNone);
+}
+
+double in_flight_micro_batches(Schedule schedule, int64_t rank, int64_t p, int64_t m, int64_t v) {
+  m = std::max<int64_t>(m, 1);
+  switch (schedule) {
+    case Schedule::kGpipe: return static_cast<double>(m);
+    case Schedule::k1F1B: return static_cast<double>(std::min(p - rank, m));
+    case Schedule::kInterleaved: {
+      if (v <= 1) return static_cast<double>(std::min(p - rank, m));
+      const int64_t total = m * v;
+      if (m == p) return static_cast<double>(total);  // Megatron runs all forwards first
+      return static_cast<double>(std::min(2 * (p - rank - 1) + (v - 1) * p + 1, total));
+    }
+  }
+  return static_cast<double>(m);
+}
+
+std::vector<MemoryBreakdown> memory_per_stage(const ModelSpec& m, const ParallelSpec& par, const TrainingSpec& train) {
+  const ParamCounts pc = count_params(m);
+  const int64_t p = std::max<int64_t>(par.pp, 1);
+  const int64_t v = par.schedule == Schedule::kInterleaved ? std::max<int64_t>(par.virtual_stages, 1) : 1;
+  const double t = static_cast<double>(std::max<int64_t>(par.tp, 1));
+  const int64_t micro_batches = std::max<int64_t>(train.micro_batches(par), 1);
+  const std::vector<int64_t> layers = stage_layer_counts(m.layers, p, v);
+  const StateBytesPerParam sb = state_bytes_per_param(train);
+  const int64_t shard_ranks = std::max<int64_t>(par.dp, 1) * std::max<int64_t>(par.cp, 1);
+
+  const double layer_params = (pc.attention + pc.mlp) / t + pc.norms;
+  const double embedding_params = pc.embedding / t + pc.position;
+  const double output_params = pc.output / t + pc.final_norm + (m.tied_embeddings && p > 1 ? pc.embedding / t : 0);
+
+  const double per_layer = layer_activation_bytes(m, par, train);
+  const double working_set = par.recompute == Recompute::kFull ? layer_full_activation_bytes(m, par, train) : 0;
+  const bool sp = par.sequence_parallel && par.tp > 1;
+  const double s = static_cast<double>(m.seq_len) / static_cast<double>(std::max<int64_t>(par.cp, 1));
+  const double sbh = s * static_cast<double>(par.micro_batch) * static_cast<double>(m.hidden);
+  const double e = activation_element_bytes(train.precision);
+  // Embedding dropout mask (gelu models), 1 byte per element; split by t under SP.
+  const double embedding_act = has_dropout(m) ? (sp ? sbh / t : sbh) : 0;
+  // Final norm input and output-projection input (split under SP), fp32 logits 4sbv/t.
+  const double output_act = (sp ? 2 * e * sbh / t : 2 * e * sbh) +
+                            4 * s * static_cast<double>(par.micro_batch) * static_cast<double>(m.vocab) / t;
+
+  std::vector<MemoryBreakdown> out;
+  out.reserve(static_cast<size_t>(p));
+  for (int64_t r = 0; r < p; ++r) {
+    const bool first = r == 0;
+    const bool last = r == p - 1;
+    const double lr = static_cast<double>(layers[static_cast<size_t>(r)]);
+    double params = lr * layer_params;
+    if (first) params += embedding_params;
+    if (last) params += output_params;
+
+    MemoryBreakdown mb = model_states(params, train, par.zero, shard_ranks);
+    mb.stage = r;
+    mb.layers = layers[static_cast<size_t>(r)];
+    mb.has_embedding = first;
+    mb.has_output = last;
+    mb.layer_activation_bytes = per_layer;
+
+    // Held chunk-micro-batches; each chunk of this rank holds lr / v layers on average.
+    const double held = in_flight_micro_batches(par.schedule, r, p, micro_batches, v);
+    mb.in_flight_micro_batches = held / static_cast<double>(v);
+    mb.activations = held * (lr / static_cast<double>(v)) * per_layer;
+    if (lr > 0) mb.activations += working_set;
+    if (first) mb.activations += mb.in_flight_micro_batches * embedding_act;
+    if (last) mb.activations += (par.schedule == Schedule::kGpipe ? static_cast<double>(micro_batches) : 1.0) * output_act;
+
+    // Temporary communication buffers.
+    if (par.zero == 2) {
+      mb.buffer_bytes = std::min(kGradBucketParams, params) * sb.gradients;
+    } else if (par.zero >= 3) {
+      // All-gather of the unit being computed and the next one (prefetch), in 16-bit, plus the
+      // unsharded gradients of one unit before their reduce-scatter. A unit is one layer, or the
+      // embedding / output layer when larger.
+      double unit = layers[static_cast<size_t>(r)] > 0 ? layer_params : 0;
+      if (first) unit = std::max(unit, embedding_params);
+      if (last) unit = std::max(unit, output_params);
+      mb.buffer_bytes = unit * (2 * sb.weights + sb.gradients);
+    }
+    mb.reserve_bytes = train.runtime_reserve_bytes;
+    mb.other = mb.reserve_bytes + mb.buffer_bytes;
+    out.push_back(mb);
+  }
+  return out;
+}
+
+MemoryBreakdown memory_per_gpu(const ModelSpec& m, const ParallelSpec& par, const TrainingSpec& train) {
+  const std::vector<MemoryBreakdown> stages = memory_per_stage(m, par, train);
+  size_t best = 0;
+  for (size_t i = 1; i < stages.size(); ++i)
+    if (stages[i].total() > stages[best].total()) best = i;
+  return stages[best];
+}
+
+int64_t largest_micro_batch(const ModelSpec& m, const ParallelSpec& par, const TrainingSpec& train,
+                            double capacity_bytes) {
+  const int64_t per_replica = train.global_batch / std::max<int64_t>(par.dp, 1);
+  ParallelSpec trial = par;
+  for (int64_t b = std::max<int64_t>(per_replica, 1); b >= 1; --b) {
+    if (per_replica >= 1 && per_replica % b != 0) continue;
+    // Interleaving needs the micro-batch count to be a multiple of pp (config/ checks it).
+    if (par.schedule == Schedule::kInterleaved && per_replica >= 1 && (per_replica / b) % std::max<int64_t>(par.pp, 1) != 0)
+      continue;
+    trial.micro_batch = b;
+    if (memory_per_gpu(m, trial, train).total() <= capacity_bytes) return b;
+  }
+  return 0;
+}
+
+int64_t min_gpus_for_weights(double params, double bytes_per_param, double capacity_bytes, double reserve_bytes) {
+  const double usable = capacity_bytes - reserve_bytes;
+  if (usable <= 0) return 0;
+  // The 1e-9 keeps an exact fit (e.g. 800 GB on 80 GB GPUs = 10) from rounding up.
+  return static_cast<int64_t>(std::ceil(params * bytes_per_param / usable - 1e-9));
+}
+
+}  // namespace trainsim::model

@@ -1,0 +1,420 @@
+#include "model/memory.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "model/transformer.hpp"
+
+namespace trainsim::model {
+namespace {
+
+constexpr double kGB = 1e9;
+
+// Relative comparison for byte counts computed along different paths.
+void expect_rel(double actual, double expected, double rel = 1e-12) {
+  EXPECT_NEAR(actual, expected, std::fabs(expected) * rel) << "actual " << actual << " expected " << expected;
+}
+
+TrainingSpec mixed_adam() {
+  TrainingSpec t;
+  t.precision = Precision::kBf16;
+  t.optimizer = Optimizer::kAdam;
+  return t;
+}
+
+// GPT-style model of Korthikanti et al. 2022 Table 3 (published_runs.yaml
+// korthikanti22_{22B,175B,530B,1T}_*): s = 2048, V = 51200, ffn = 4h, MHA, GeLU, dropout.
+ModelSpec gpt(int64_t layers, int64_t hidden, int64_t heads) {
+  ModelSpec m;
+  m.layers = layers;
+  m.hidden = hidden;
+  m.ffn_hidden = 4 * hidden;
+  m.heads = heads;
+  m.kv_heads = heads;
+  m.vocab = 51200;
+  m.seq_len = 2048;
+  m.ffn = Ffn::kGelu;
+  m.learned_position_embedding = true;
+  return m;
+}
+
+// Llama 3.1 405B (published_runs.yaml llama3_405b_reliability_54day, Llama 3 paper Table 3).
+ModelSpec llama3_405b() {
+  ModelSpec m;
+  m.layers = 126;
+  m.hidden = 16384;
+  m.ffn_hidden = 53248;
+  m.heads = 128;
+  m.kv_heads = 8;
+  m.vocab = 128256;
+  m.seq_len = 8192;
+  m.ffn = Ffn::kSwiglu;
+  return m;
+}
+
+// --- Model states: ZeRO paper (reference_formulas.zero_sc20) ---------------------------------
+
+TEST(ModelStates, ZeroPaperFigure1SevenPointFiveBOn64) {
+  // zero_sc20.figure1_example: Psi = 7.5B, Nd = 64, K = 12: 120 / 31.4 / 16.6 / 1.875 GB;
+  // table1_computed_from_formulas_GB 7.5B_Nd64: 120.0 / 31.406 / 16.641 / 1.875.
+  const TrainingSpec t = mixed_adam();
+  expect_rel(model_states(7.5e9, t, 0, 64).total(), 120.0 * kGB);     // 16 Psi
+  expect_rel(model_states(7.5e9, t, 1, 64).total(), 31.40625 * kGB);  // 4 Psi + 12 Psi / 64
+  expect_rel(model_states(7.5e9, t, 2, 64).total(), 16.640625 * kGB); // 2 Psi + 14 Psi / 64
+  expect_rel(model_states(7.5e9, t, 3, 64).total(), 1.875 * kGB);     // 16 Psi / 64
+}
+
+TEST(ModelStates, ZeroPaperTable1Rows) {
+  // table1_computed_from_formulas_GB: 128B_Nd16 = 2048 / 608 / 368 / 128; 1000B_Nd1024 Pos = 4011.719.
+  const TrainingSpec t = mixed_adam();
+  expect_rel(model_states(128e9, t, 0, 16).total(), 2048 * kGB);
+  expect_rel(model_states(128e9, t, 1, 16).total(), 608 * kGB);
+  expect_rel(model_states(128e9, t, 2, 16).total(), 368 * kGB);
+  expect_rel(model_states(128e9, t, 3, 16).total(), 128 * kGB);
+  EXPECT_NEAR(model_states(1000e9, t, 1, 1024).total() / kGB, 4011.719, 1e-3);
+}
+
+TEST(ModelStates, SevenBMixedPrecisionAdamIs112GB) {
+  // zero_sc20.model_states_mixed_precision_adam: 16 bytes per parameter -> 7e9 * 16 = 112 GB.
+  const MemoryBreakdown mb = model_states(7e9, mixed_adam(), 0, 1);
+  expect_rel(mb.weights, 14 * kGB);    // 2 bytes
+  expect_rel(mb.gradients, 14 * kGB);  // 2 bytes
+  expect_rel(mb.optimizer, 84 * kGB);  // 12 bytes
+  expect_rel(mb.total(), 112 * kGB);
+}
+
+TEST(ModelStates, Fp32MainGradsAddFourBytesPerParam) {
+  TrainingSpec t = mixed_adam();
+  t.fp32_main_grads = true;
+  expect_rel(model_states(7e9, t, 0, 1).total(), 7e9 * 20);  // 2 + (2 + 4) + 12
+  // ZeRO-2 shards them with the other gradients: 2 + (6 + 12) / 8.
+  expect_rel(model_states(7e9, t, 2, 8).total(), 7e9 * (2 + 18.0 / 8));
+}
+
+TEST(ModelStates, Fp32SgdAndFp8Accounting) {
+  TrainingSpec t = mixed_adam();
+  t.precision = Precision::kFp32;
+  EXPECT_DOUBLE_EQ(state_bytes_per_param(t).total(), 16);  // 4 weights + 4 grads + 8 Adam moments
+  t.optimizer = Optimizer::kSgd;
+  EXPECT_DOUBLE_EQ(state_bytes_per_param(t).total(), 8);   // no momentum, no master copy
+  t.precision = Precision::kBf16;
+  EXPECT_DOUBLE_EQ(state_bytes_per_param(t).total(), 8);   // 2 + 2 + 4 fp32 master
+  t.optimizer = Optimizer::kAdam;
+  t.precision = Precision::kFp8;
+  EXPECT_DOUBLE_EQ(state_bytes_per_param(t).total(), 16);  // fp8 accounted like bf16
+}
+
+TEST(ModelStates, OffloadMovesOptimizerStatesOffTheGpu) {
+  TrainingSpec t = mixed_adam();
+  t.offload = Offload::kCpu;
+  const MemoryBreakdown mb = model_states(7.5e9, t, 1, 64);
+  EXPECT_EQ(mb.optimizer, 0);
+  expect_rel(mb.offloaded_bytes, 12 * 7.5e9 / 64);
+  EXPECT_EQ(mb.offload_to, Offload::kCpu);
+  expect_rel(mb.total(), 4 * 7.5e9);
+}
+
+// --- Fewest GPUs for the weights (CONTRACT.md: 405B: 11 at bf16, 6 at int8 on 80 GB) ---------
+
+TEST(MinGpusForWeights, FourHundredFiveB) {
+  // 405e9 * 2 B = 810 GB: 810 / 80 = 10.1 -> 11; with a 10 GB reserve 810 / 70 = 11.6 -> 12.
+  EXPECT_EQ(min_gpus_for_weights(405e9, 2, 80 * kGB, 0), 11);
+  EXPECT_EQ(min_gpus_for_weights(405e9, 2, 80 * kGB, 10 * kGB), 12);
+  // int8: 405 / 80 = 5.06 -> 6; 405 / 70 = 5.8 -> 6.
+  EXPECT_EQ(min_gpus_for_weights(405e9, 1, 80 * kGB, 0), 6);
+  EXPECT_EQ(min_gpus_for_weights(405e9, 1, 80 * kGB, 10 * kGB), 6);
+  // The Llama 3 405B shape counts 405.9e9 parameters: same answers.
+  const double p = count_params(llama3_405b()).total;
+  EXPECT_EQ(min_gpus_for_weights(p, 2, 80 * kGB, 0), 11);
+  EXPECT_EQ(min_gpus_for_weights(p, 2, 80 * kGB, 10 * kGB), 12);
+  EXPECT_EQ(min_gpus_for_weights(p, 1, 80 * kGB, 10 * kGB), 6);
+}
+
+TEST(MinGpusForWeights, ExactFitAndNoRoom) {
+  EXPECT_EQ(min_gpus_for_weights(400e9, 2, 80 * kGB, 0), 10);  // 800 GB on 80 GB GPUs exactly
+  EXPECT_EQ(min_gpus_for_weights(1e9, 2, 10 * kGB, 10 * kGB), 0);
+}
+
+// --- Layer split ---------------------------------------------------------------------------
+
+TEST(LayerSplit, FewerLayersAtTheEnds) {
+  // Llama 3 405B: 126 layers on 16 stages = [7, 8 x 14, 7].
+  std::vector<int64_t> expected(16, 8);
+  expected.front() = 7;
+  expected.back() = 7;
+  EXPECT_EQ(stage_layer_counts(126, 16, 1), expected);
+  EXPECT_EQ(chunk_layer_counts(10, 4), (std::vector<int64_t>{2, 3, 3, 2}));
+  EXPECT_EQ(chunk_layer_counts(9, 4), (std::vector<int64_t>{2, 2, 3, 2}));  // first, last, second
+  // Interleaved: 10 layers in 4 chunks [2, 3, 3, 2] on 2 ranks: rank 0 holds chunks 0, 2.
+  EXPECT_EQ(stage_layer_counts(10, 2, 2), (std::vector<int64_t>{5, 5}));
+  EXPECT_EQ(stage_layer_counts(11, 2, 2), (std::vector<int64_t>{5, 6}));  // chunks [2, 3, 3, 3]
+}
+
+// --- Activations: Korthikanti et al. 2022 (reference_formulas.korthikanti22) ---------------
+
+struct PaperConfig {
+  const char* name;
+  int64_t layers, hidden, heads;
+};
+// Table 3 (Sec. 4 dims): 22B, 175B, 530B, 1T; all with t = 8, s = 2048, b = 1.
+const PaperConfig kPaper[] = {
+    {"22B", 48, 6144, 64}, {"175B", 96, 12288, 96}, {"530B", 105, 20480, 128}, {"1T", 128, 25600, 160}};
+
+ParallelSpec tp_par(int64_t t, bool sp, Recompute r) {
+  ParallelSpec p;
+  p.tp = t;
+  p.sequence_parallel = sp;
+  p.recompute = r;
+  p.micro_batch = 1;
+  return p;
+}
+
+TEST(Activations, KorthikantiPerLayerFormulas) {
+  const TrainingSpec train = mixed_adam();
+  for (const PaperConfig& c : kPaper) {
+    SCOPED_TRACE(c.name);
+    const ModelSpec m = gpt(c.layers, c.hidden, c.heads);
+    const double s = 2048, b = 1, h = static_cast<double>(c.hidden), a = static_cast<double>(c.heads), t = 8;
+    const double sbh = s * b * h;
+    // Eq.1, no parallelism: sbh(34 + 5as/h).
+    expect_rel(layer_activation_bytes(m, tp_par(1, false, Recompute::kNone), train), sbh * (34 + 5 * a * s / h));
+    // Eq.2, tensor parallel: sbh(10 + 24/t + 5as/(ht)).
+    expect_rel(layer_activation_bytes(m, tp_par(8, false, Recompute::kNone), train),
+               sbh * (10 + 24 / t + 5 * a * s / (h * t)));
+    // Eq.4, tensor + sequence parallel: sbh/t (34 + 5as/h).
+    expect_rel(layer_activation_bytes(m, tp_par(8, true, Recompute::kNone), train), sbh / t * (34 + 5 * a * s / h));
+    // Eq.6, selective recompute + SP: 34 sbh / t; without SP: sbh(10 + 24/t).
+    expect_rel(layer_activation_bytes(m, tp_par(8, true, Recompute::kSelective), train), 34 * sbh / t);
+    expect_rel(layer_activation_bytes(m, tp_par(8, false, Recompute::kSelective), train), sbh * (10 + 24 / t));
+    // Full recompute: the layer input, 2sbh (2sbh/t with SP).
+    expect_rel(layer_activation_bytes(m, tp_par(8, false, Recompute::kFull), train), 2 * sbh);
+    expect_rel(layer_activation_bytes(m, tp_par(8, true, Recompute::kFull), train), 2 * sbh / t);
+    // The rematerialized working set is the no-recompute layer.
+    expect_rel(layer_full_activation_bytes(m, tp_par(8, true, Recompute::kFull), train), sbh / t * (34 + 5 * a * s / h));
+  }
+}
+
+TEST(Activations, TwentyTwoBNumbers) {
+  // 22B, t = 8, SP, b = 1: 2048 * 6144 / 8 * (34 + 5 * 64 * 2048 / 6144) = 221,249,536 B per layer;
+  // selective: 34 * 2048 * 6144 / 8 = 53,477,376 B.
+  const ModelSpec m = gpt(48, 6144, 64);
+  EXPECT_NEAR(layer_activation_bytes(m, tp_par(8, true, Recompute::kNone), mixed_adam()), 221249536.0, 1.0);
+  EXPECT_NEAR(layer_activation_bytes(m, tp_par(8, true, Recompute::kSelective), mixed_adam()), 53477376.0, 1e-3);
+}
+
+TEST(Activations, MicroBatchAndContextParallelScale) {
+  const ModelSpec m = gpt(48, 6144, 64);
+  ParallelSpec p = tp_par(8, true, Recompute::kNone);
+  const double one = layer_activation_bytes(m, p, mixed_adam());
+  p.micro_batch = 4;
+  expect_rel(layer_activation_bytes(m, p, mixed_adam()), 4 * one);
+  // CP = 2: s -> s/2; the sbh terms halve, the as^2b term quarters.
+  p.micro_batch = 1;
+  p.cp = 2;
+  const double sbh = 1024.0 * 6144;
+  expect_rel(layer_activation_bytes(m, p, mixed_adam()), sbh / 8 * (34 + 5.0 * 64 * 1024 / 6144));
+}
+
+TEST(Activations, GroupedQueryAttentionShrinksKandV) {
+  // K and V are g h wide (g = kv_heads / heads): 4sbh -> 4g sbh, so 34 sbh -> (30 + 4g) sbh.
+  ModelSpec m = gpt(48, 6144, 64);
+  m.kv_heads = 8;  // g = 1/8
+  const double s = 2048, h = 6144, a = 64, sbh = s * h;
+  expect_rel(layer_activation_bytes(m, tp_par(1, false, Recompute::kNone), mixed_adam()),
+             sbh * (30 + 4.0 / 8) + 5 * a * s * s);
+}
+
+TEST(Activations, SwigluLlamaLayer) {
+  // Llama convention (no dropout): R = 8 sbh (norms 4, QKV input 2, MLP input 2); S = Q 2 + K,V 4g
+  // + out-proj input 2 sbh + 4 tensors of 2 sbf (gate, up, SiLU(gate), product); A = softmax
+  // output only, 2as^2b. Llama 3 405B: g = 8/128, f = 53248.
+  const ModelSpec m = llama3_405b();
+  const double s = 8192, h = 16384, f = 53248, a = 128, g = 8.0 / 128, sbh = s * h;
+  const double expected = 8 * sbh + (4 + 4 * g) * sbh + 8 * s * f + 2 * a * s * s;
+  expect_rel(layer_activation_bytes(m, tp_par(1, false, Recompute::kNone), mixed_adam()), expected);
+  // t = 8 with SP and selective recompute: (R + S) / t.
+  expect_rel(layer_activation_bytes(m, tp_par(8, true, Recompute::kSelective), mixed_adam()),
+             (8 * sbh + (4 + 4 * g) * sbh + 8 * s * f) / 8);
+}
+
+TEST(Activations, Fp32DoublesTheValuesNotTheMasks) {
+  // e = 4: R = 16 sbh + 2 masks, S = 16 + 32 = 48 sbh (f = 4h), A = (4 + 1 + 4) as^2b.
+  TrainingSpec t = mixed_adam();
+  t.precision = Precision::kFp32;
+  const ModelSpec m = gpt(48, 6144, 64);
+  const double s = 2048, h = 6144, a = 64, sbh = s * h;
+  expect_rel(layer_activation_bytes(m, tp_par(1, false, Recompute::kNone), t), sbh * (18 + 48) + 9 * a * s * s);
+}
+
+// --- Pipeline: in-flight micro-batches and the first stage (Eq.5) ---------------------------
+
+TEST(InFlight, SchedulesHoldWhatTheyShould) {
+  EXPECT_EQ(in_flight_micro_batches(Schedule::k1F1B, 0, 8, 64, 1), 8);
+  EXPECT_EQ(in_flight_micro_batches(Schedule::k1F1B, 7, 8, 64, 1), 1);
+  EXPECT_EQ(in_flight_micro_batches(Schedule::k1F1B, 0, 8, 4, 1), 4);  // fewer micro-batches than stages
+  EXPECT_EQ(in_flight_micro_batches(Schedule::kGpipe, 3, 8, 64, 1), 64);
+  // Interleaved, rank 0: 2(p-1) + (v-1)p + 1 = 14 + 8 + 1 = 23 chunk-micro-batches for p = 8, v = 2.
+  EXPECT_EQ(in_flight_micro_batches(Schedule::kInterleaved, 0, 8, 64, 2), 23);
+  EXPECT_EQ(in_flight_micro_batches(Schedule::kInterleaved, 7, 8, 64, 2), 9);
+}
+
+struct StageFixture {
+  ModelSpec model = gpt(96, 12288, 96);  // 175B
+  ParallelSpec par;
+  TrainingSpec train = mixed_adam();
+  StageFixture() {
+    par.tp = 8;
+    par.pp = 8;
+    par.dp = 1;
+    par.micro_batch = 1;
+    par.sequence_parallel = true;
+    train.global_batch = 64;  // m = 64
+  }
+};
+
+TEST(StageMemory, FirstStageHoldsLLayersOneF1B) {
+  // Eq.5: the first stage holds p micro-batches of L/p layers = L layers' worth,
+  // s b h L / t (34 + 5as/h), plus the embedding dropout masks p sbh / t (extra_terms).
+  StageFixture f;
+  const std::vector<MemoryBreakdown> stages = memory_per_stage(f.model, f.par, f.train);
+  ASSERT_EQ(stages.size(), 8u);
+  const double s = 2048, h = 12288, a = 96, t = 8, L = 96, p = 8, sbh = s * h;
+  expect_rel(stages[0].activations, sbh * L / t * (34 + 5 * a * s / h) + p * sbh / t);
+  EXPECT_EQ(stages[0].layers, 12);
+  EXPECT_EQ(stages[0].in_flight_micro_batches, 8);
+  // Last stage: one micro-batch of 12 layers + final-norm/output inputs 4sbh/t + fp32 logits 4sbv/t.
+  expect_rel(stages[7].activations, 12 * sbh / t * (34 + 5 * a * s / h) + 4 * sbh / t + 4 * s * 51200 / t);
+}
+
+TEST(StageMemory, InterleavedCorrection) {
+  // Korthikanti interleaved correction: first stage holds L (1 + (p-1)/(p v)) layers' worth.
+  StageFixture f;
+  f.par.schedule = Schedule::kInterleaved;
+  f.par.virtual_stages = 2;
+  const MemoryBreakdown first = memory_per_stage(f.model, f.par, f.train)[0];
+  const double s = 2048, h = 12288, a = 96, t = 8, L = 96, p = 8, v = 2, sbh = s * h;
+  const double layers_worth = L * (1 + (p - 1) / (p * v));  // 138
+  expect_rel(first.activations, layers_worth * sbh / t * (34 + 5 * a * s / h) + (23.0 / 2) * sbh / t);
+}
+
+TEST(StageMemory, GpipeHoldsAllMicroBatches) {
+  StageFixture f;
+  f.par.schedule = Schedule::kGpipe;
+  const MemoryBreakdown first = memory_per_stage(f.model, f.par, f.train)[0];
+  const double s = 2048, h = 12288, a = 96, t = 8, sbh = s * h;
+  expect_rel(first.activations, 64 * 12 * sbh / t * (34 + 5 * a * s / h) + 64 * sbh / t);
+}
+
+TEST(StageMemory, FullRecomputeAddsOneLayerWorkingSet) {
+  StageFixture f;
+  f.par.recompute = Recompute::kFull;
+  const MemoryBreakdown first = memory_per_stage(f.model, f.par, f.train)[0];
+  const double s = 2048, h = 12288, a = 96, t = 8, sbh = s * h;
+  // 8 micro-batches x 12 layers x 2sbh/t + one full layer + embedding masks 8 sbh/t.
+  expect_rel(first.activations, 96 * 2 * sbh / t + sbh / t * (34 + 5 * a * s / h) + 8 * sbh / t);
+}
+
+TEST(StageMemory, Appendix530BFirstStageLooseCheck) {
+  // korthikanti22_530B_full_recompute: t = 8, p = 35, b = 1, no SP, interleaved with 3 chunks,
+  // global batch 280. App. B (appendixB_530B_p35, read from Fig. 9, approximate): first-stage
+  // activations ~13 GB (without output-tensor deallocation). Ours: 139 chunk-micro-batches x 1
+  // layer x 2sbh (11.7 GB) + one layer's working set sbh(13 + 5as/(ht)) (0.9 GB) + embedding
+  // dropout masks 46.3 x sbh (1.9 GB) = 14.5 GB: within 20% of the figure.
+  const ModelSpec m = gpt(105, 20480, 128);
+  ParallelSpec par;
+  par.tp = 8;
+  par.pp = 35;
+  par.micro_batch = 1;
+  par.schedule = Schedule::kInterleaved;
+  par.virtual_stages = 3;
+  par.recompute = Recompute::kFull;
+  TrainingSpec t = mixed_adam();
+  t.global_batch = 280;
+  const MemoryBreakdown first = memory_per_stage(m, par, t)[0];
+  EXPECT_NEAR(first.activations / kGB, 13.0, 0.2 * 13.0);
+}
+
+// --- Parameters per stage and the busiest GPU ----------------------------------------------
+
+TEST(StageMemory, ParamsPerStageEmbeddingAndOutput) {
+  const ModelSpec m = llama3_405b();
+  ParallelSpec par;
+  par.tp = 8;
+  par.pp = 16;
+  par.dp = 128;
+  par.zero = 1;
+  par.sequence_parallel = true;
+  TrainingSpec t = mixed_adam();
+  t.global_batch = 2048;
+  const ParamCounts pc = count_params(m);
+  const std::vector<MemoryBreakdown> stages = memory_per_stage(m, par, t);
+  const double layer = (pc.attention + pc.mlp) / 8 + pc.norms;
+  expect_rel(stages[0].params, 7 * layer + pc.embedding / 8);
+  expect_rel(stages[1].params, 8 * layer);
+  expect_rel(stages[15].params, 7 * layer + pc.output / 8 + pc.final_norm);
+  // ZeRO-1 over dp = 128: 2 + 2 bytes resident, 12 / 128 sharded.
+  expect_rel(stages[1].weights, 2 * 8 * layer);
+  expect_rel(stages[1].optimizer, 12 * 8 * layer / 128);
+}
+
+TEST(StageMemory, TiedEmbeddingCopyOnLastStage) {
+  ModelSpec m = gpt(24, 2304, 24);
+  m.tied_embeddings = true;
+  ParallelSpec par;
+  par.pp = 2;
+  TrainingSpec t = mixed_adam();
+  const ParamCounts pc = count_params(m);
+  const std::vector<MemoryBreakdown> stages = memory_per_stage(m, par, t);
+  expect_rel(stages[1].params, 12 * pc.per_layer + pc.embedding + pc.final_norm);
+  par.pp = 1;
+  expect_rel(memory_per_gpu(m, par, t).params, pc.total);  // one shared copy
+}
+
+TEST(StageMemory, ZeroShardsOverDpTimesCp) {
+  ModelSpec m = gpt(36, 4096, 32);  // megatron_sc21_t1_7.5B shape
+  ParallelSpec par;
+  par.dp = 4;
+  par.cp = 2;
+  par.zero = 3;
+  TrainingSpec t = mixed_adam();
+  t.global_batch = 8;
+  const double psi = count_params(m).total;
+  const MemoryBreakdown mb = memory_per_gpu(m, par, t);
+  expect_rel(mb.model_states(), 16 * psi / 8);
+}
+
+TEST(StageMemory, ReserveAndBuffersAreOther) {
+  ModelSpec m = gpt(36, 4096, 32);
+  ParallelSpec par;
+  par.dp = 8;
+  par.zero = 3;
+  TrainingSpec t = mixed_adam();
+  t.global_batch = 8;
+  t.runtime_reserve_bytes = 10 * kGB;
+  const ParamCounts pc = count_params(m);
+  const MemoryBreakdown mb = memory_per_gpu(m, par, t);
+  // ZeRO-3: two 16-bit copies of the largest unit (embedding + positions here) + its 16-bit grads.
+  const double unit = std::max(pc.per_layer, pc.embedding + pc.position);
+  expect_rel(mb.buffer_bytes, unit * (2 * 2 + 2));
+  expect_rel(mb.other, 10 * kGB + mb.buffer_bytes);
+}
+
+TEST(LargestMicroBatch, FindsTheBoundary) {
+  StageFixture f;
+  f.train.runtime_reserve_bytes = 10 * kGB;
+  ParallelSpec p2 = f.par;
+  p2.micro_batch = 2;
+  ParallelSpec p4 = f.par;
+  p4.micro_batch = 4;
+  const double at2 = memory_per_gpu(f.model, p2, f.train).total();
+  const double at4 = memory_per_gpu(f.model, p4, f.train).total();
+  ASSERT_LT(at2, at4);
+  // Per-replica batch 64: divisors 1, 2, 4, ...; a capacity just above b = 2 gives 2.
+  EXPECT_EQ(largest_micro_batch(f.model, f.par, f.train, at2 + 1), 2);
+  EXPECT_EQ(largest_micro_batch(f.model, f.par, f.train, at4), 4);
+  EXPECT_EQ(largest_micro_batch(f.model, f.par, f.train, 1 * kGB), 0);
+}
+
+}  // namespace
+}  // namespace trainsim::model
