@@ -1,0 +1,284 @@
+#include "report/run_report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "model/transformer.hpp"
+#include "util/units.hpp"
+
+namespace trainsim::report {
+
+Stats stats_of(std::vector<double> v) {
+  Stats s;
+  if (v.empty()) return s;
+  std::sort(v.begin(), v.end());
+  const double n = static_cast<double>(v.size());
+  double sum = 0;
+  for (double x : v) sum += x;
+  s.mean = sum / n;
+  double sq = 0;
+  for (double x : v) sq += (x - s.mean) * (x - s.mean);
+  s.std = v.size() > 1 ? std::sqrt(sq / (n - 1)) : 0;
+  auto pct = [&](double q) {
+    const double pos = q * (n - 1);
+    const auto lo = static_cast<size_t>(std::floor(pos));
+    const size_t hi = std::min(lo + 1, v.size() - 1);
+    return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
+  };
+  s.p10 = pct(0.10);
+  s.p50 = pct(0.50);
+  s.p90 = pct(0.90);
+  s.p99 = pct(0.99);
+  s.min = v.front();
+  s.max = v.back();
+  return s;
+}
+
+Projection project(const config::Scenario& sc, double tokens_per_step, double mean_step_s, double mean_sync_wait_s) {
+  Projection p;
+  p.total_steps = sc.training.total_tokens > 0 ? std::ceil(sc.training.total_tokens / tokens_per_step)
+                                               : static_cast<double>(sc.training.steps);
+  p.days = p.total_steps * mean_step_s / 86400.0;
+  p.days_without_sync_wait = p.total_steps * (mean_step_s - mean_sync_wait_s) / 86400.0;
+  p.stretch_days = p.days - p.days_without_sync_wait;
+  p.gpu_hours = p.days * 24.0 * static_cast<double>(sc.cluster.gpus());
+  p.cost = p.gpu_hours * sc.training.gpu_hour_price;
+  p.days_with_failures = p.days;
+  return p;
+}
+
+namespace {
+
+std::string pct(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", 100.0 * x);
+  return buf;
+}
+
+// The resource that bounds the step, with the figures behind it and what would help.
+void diagnose(const config::Scenario& sc, RunSummary& s) {
+  const double step = s.step_time.mean > 0 ? s.step_time.mean : 1;
+  const double comm = s.exposed_comm_s / step;
+  const double bubble = s.bubble_s / step;
+  const double recompute_cost = s.recompute_share * s.compute_s / step;
+  if (comm >= 0.10 && comm >= bubble) {
+    s.bottleneck = "interconnect";
+    s.bottleneck_reason = "exposed communication is " + pct(comm) + " of the step (DP gradient sync and pipeline transfers not hidden behind compute)";
+    s.advice.push_back("faster inter-node fabric: exposed communication is " + pct(comm) + " of the step");
+    if (!sc.parallel.overlap_grad_reduce) s.advice.push_back("overlap_grad_reduce: true would hide most of the DP gradient sync behind backward");
+    if (sc.parallel.zero == 3) s.advice.push_back("ZeRO-3 gathers parameters every micro-batch; ZeRO-1 moves a third of that volume");
+  } else if (bubble >= 0.10) {
+    s.bottleneck = "pipeline";
+    s.bottleneck_reason = "pipeline bubble is " + pct(bubble) + " of the step (" + std::to_string(sc.parallel.pp) +
+                          " stages, " + std::to_string(s.micro_batches) + " micro-batches per step)";
+    s.advice.push_back("more micro-batches per step (larger global batch or smaller dp): bubble is " + pct(bubble));
+    if (sc.parallel.schedule != model::Schedule::kInterleaved)
+      s.advice.push_back("interleaved schedule with virtual_stages > 1 divides the bubble by that factor");
+  } else if (sc.parallel.recompute != model::Recompute::kNone && recompute_cost >= 0.05) {
+    s.bottleneck = "memory";
+    s.bottleneck_reason = std::string(model::to_string(sc.parallel.recompute)) + " activation recompute, needed to fit in " +
+                          util::format_bytes(s.capacity_bytes) + ", costs " + pct(recompute_cost) + " of the step";
+    s.advice.push_back("a larger-memory GPU (or more pipeline stages) would allow less recompute: it costs " + pct(recompute_cost) + " of the step");
+  } else {
+    s.bottleneck = "compute";
+    s.bottleneck_reason = "compute is " + pct(s.compute_s / step) + " of the step; MFU " + pct(s.mfu);
+    s.advice.push_back("the step is compute-bound: a faster GPU or lower precision (fp8) helps; more GPUs scale close to linearly here");
+  }
+}
+
+}  // namespace
+
+RunSummary summarize(const config::Scenario& sc, const model::StepCosts& costs, const engine::RunResult& run,
+                     uint64_t seed) {
+  RunSummary s;
+  s.name = sc.name;
+  s.gpus = sc.cluster.gpus();
+  s.params = model::count_params(sc.model).total;
+  s.memory = model::memory_per_gpu(sc.model, sc.parallel, sc.training);
+  s.capacity_bytes = sc.cluster.gpu.hbm_bytes;
+  std::vector<double> times;
+  double wait = 0;
+  for (const auto& r : run.steps) {
+    times.push_back(r.time_s);
+    s.compute_s += r.compute_s;
+    s.exposed_comm_s += r.exposed_comm_s;
+    s.bubble_s += r.bubble_s;
+    s.optimizer_s += r.optimizer_s;
+    wait += r.sync_wait_s;
+  }
+  const double n = std::max<double>(1, static_cast<double>(run.steps.size()));
+  s.compute_s /= n;
+  s.exposed_comm_s /= n;
+  s.bubble_s /= n;
+  s.optimizer_s /= n;
+  wait /= n;
+  s.step_time = stats_of(times);
+  const double step = s.step_time.mean;
+  if (step > 0) {
+    s.tokens_per_s = costs.tokens_per_step / step;
+    s.tflops_per_gpu = costs.model_flops_per_step / (static_cast<double>(s.gpus) * step) / 1e12;
+    const double peak = sc.cluster.gpu.peak_flops(sc.training.precision);
+    s.mfu = peak > 0 ? s.tflops_per_gpu * 1e12 / peak : 0;
+    s.sync_wait_fraction = wait / step;
+  }
+  s.projection = project(sc, costs.tokens_per_step, step, wait);
+  s.micro_batches = costs.micro_batches;
+  // Share of the critical stage's compute spent on recompute.
+  const auto& crit = costs.stages[static_cast<size_t>(run.critical_stage)];
+  double flops = 0, re = 0;
+  for (const auto& c : crit.chunks) {
+    flops += c.forward_flops + c.backward_flops + c.recompute_flops;
+    re += c.recompute_flops;
+  }
+  s.recompute_share = flops > 0 ? re / flops : 0;
+  s.steps_simulated = static_cast<int64_t>(run.steps.size());
+  s.seed = seed;
+  s.network_model = run.network_model;
+  s.fidelity = run.fidelity;
+  s.wall_s = run.wall_s;
+  diagnose(sc, s);
+  return s;
+}
+
+nlohmann::json to_json(const RunSummary& s) {
+  using nlohmann::json;
+  json j;
+  j["scenario"] = {{"name", s.name}};
+  j["gpus"] = s.gpus;
+  j["model"] = {{"params", s.params}};
+  j["memory"] = {{"per_gpu_bytes", s.memory.total()},
+                 {"capacity_bytes", s.capacity_bytes},
+                 {"fits", s.memory.total() <= s.capacity_bytes},
+                 {"breakdown",
+                  {{"weights", s.memory.weights},
+                   {"gradients", s.memory.gradients},
+                   {"optimizer", s.memory.optimizer},
+                   {"activations", s.memory.activations},
+                   {"other", s.memory.other}}}};
+  j["step_time_s"] = {{"mean", s.step_time.mean}, {"p50", s.step_time.p50}, {"p90", s.step_time.p90},
+                      {"p99", s.step_time.p99},   {"min", s.step_time.min}, {"max", s.step_time.max},
+                      {"std", s.step_time.std}};
+  j["tokens_per_s"] = s.tokens_per_s;
+  j["tflops_per_gpu"] = s.tflops_per_gpu;
+  j["mfu"] = s.mfu;
+  j["breakdown_s"] = {{"compute", s.compute_s},
+                      {"exposed_comm", s.exposed_comm_s},
+                      {"bubble", s.bubble_s},
+                      {"optimizer", s.optimizer_s}};
+  j["sync_wait"] = {{"fraction", s.sync_wait_fraction}};
+  const auto& p = s.projection;
+  j["projection"] = {{"total_steps", p.total_steps},
+                     {"days", p.days},
+                     {"days_without_sync_wait", p.days_without_sync_wait},
+                     {"stretch_days", p.stretch_days},
+                     {"gpu_hours", p.gpu_hours},
+                     {"cost", p.cost},
+                     {"goodput", p.goodput},
+                     {"days_lost_to_failures", p.days_lost_to_failures},
+                     {"days_with_failures", p.days_with_failures}};
+  j["bottleneck"] = s.bottleneck;
+  j["bottleneck_reason"] = s.bottleneck_reason;
+  j["advice"] = s.advice;
+  j["steps_simulated"] = s.steps_simulated;
+  j["seed"] = s.seed;
+  j["network_model"] = s.network_model;
+  j["fidelity"] = s.fidelity;
+  j["micro_batches"] = s.micro_batches;
+  j["wall_s"] = s.wall_s;
+  return j;
+}
+
+std::string console_table(const RunSummary& s) {
+  std::ostringstream o;
+  char buf[256];
+  auto row = [&](const char* label, const std::string& value) {
+    std::snprintf(buf, sizeof buf, "  %-26s %s\n", label, value.c_str());
+    o << buf;
+  };
+  auto fmt = [&](const char* f, double x) {
+    std::snprintf(buf, sizeof buf, f, x);
+    return std::string(buf);
+  };
+  const double step = s.step_time.mean > 0 ? s.step_time.mean : 1;
+  o << "trainsim run: " << s.name << " (" << s.gpus << " GPUs, " << fmt("%.1fB", s.params / 1e9) << " parameters)\n\n";
+  row("step time (mean)", util::format_duration(s.step_time.mean) + "   p50 " + util::format_duration(s.step_time.p50) +
+                              "  p99 " + util::format_duration(s.step_time.p99));
+  row("tokens/s", fmt("%.0f", s.tokens_per_s));
+  row("TFLOP/s per GPU (model)", fmt("%.1f", s.tflops_per_gpu));
+  row("MFU", pct(s.mfu));
+  o << "\n  where a step goes (critical stage)\n";
+  auto part = [&](const char* label, double v) {
+    std::snprintf(buf, sizeof buf, "    %-24s %12s  %6s\n", label, util::format_duration(v).c_str(), pct(v / step).c_str());
+    o << buf;
+  };
+  part("compute", s.compute_s);
+  part("exposed communication", s.exposed_comm_s);
+  part("pipeline bubble", s.bubble_s);
+  part("optimizer", s.optimizer_s);
+  row("sync wait (all GPUs)", pct(s.sync_wait_fraction) + " of GPU time");
+  o << "\n  memory per GPU (busiest rank)\n";
+  auto mem = [&](const char* label, double v) {
+    std::snprintf(buf, sizeof buf, "    %-24s %12s\n", label, util::format_bytes(v).c_str());
+    o << buf;
+  };
+  mem("weights", s.memory.weights);
+  mem("gradients", s.memory.gradients);
+  mem("optimizer states", s.memory.optimizer);
+  mem("activations", s.memory.activations);
+  mem("other (reserve, buffers)", s.memory.other);
+  std::snprintf(buf, sizeof buf, "    %-24s %12s of %s  %s\n", "total", util::format_bytes(s.memory.total()).c_str(),
+                util::format_bytes(s.capacity_bytes).c_str(), s.memory.total() <= s.capacity_bytes ? "fits" : "DOES NOT FIT");
+  o << buf;
+  const auto& p = s.projection;
+  o << "\n  whole run (" << fmt("%.0f", p.total_steps) << " steps)\n";
+  row("  days", fmt("%.2f", p.days));
+  row("  days without sync wait", fmt("%.2f", p.days_without_sync_wait));
+  row("  stretch from sync wait", fmt("%.2f days", p.stretch_days));
+  if (p.goodput < 1) {
+    row("  goodput (failures)", pct(p.goodput));
+    row("  days lost to failures", fmt("%.2f", p.days_lost_to_failures));
+  }
+  row("  GPU-hours", fmt("%.3g", p.gpu_hours));
+  if (p.cost > 0) row("  cost", fmt("%.3g", p.cost));
+  o << "\n  bottleneck: " << s.bottleneck << " - " << s.bottleneck_reason << "\n";
+  for (const auto& a : s.advice) o << "    - " << a << "\n";
+  o << "\n  " << s.steps_simulated << " steps simulated (" << s.fidelity << " fidelity, " << s.network_model
+    << " network model, seed " << s.seed << ") in " << fmt("%.1f s", s.wall_s) << "\n";
+  return o.str();
+}
+
+std::string steps_csv(const engine::RunResult& run) {
+  std::ostringstream o;
+  o << "step,time_s,compute_s,exposed_comm_s,bubble_s,optimizer_s,sync_wait_s\n";
+  char buf[256];
+  for (const auto& r : run.steps) {
+    std::snprintf(buf, sizeof buf, "%lld,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g\n", static_cast<long long>(r.step), r.time_s,
+                  r.compute_s, r.exposed_comm_s, r.bubble_s, r.optimizer_s, r.sync_wait_s);
+    o << buf;
+  }
+  return o.str();
+}
+
+std::string chrome_trace(const engine::RunResult& run) {
+  using nlohmann::json;
+  json events = json::array();
+  for (size_t t = 0; t < run.tracks.size(); ++t) {
+    events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", 0}, {"tid", t}, {"args", {{"name", run.tracks[t]}}}});
+    events.push_back({{"ph", "M"}, {"name", "thread_sort_index"}, {"pid", 0}, {"tid", t}, {"args", {{"sort_index", t}}}});
+  }
+  for (const auto& e : run.trace) {
+    events.push_back({{"ph", "X"},
+                      {"name", e.name},
+                      {"cat", e.category},
+                      {"pid", 0},
+                      {"tid", e.track},
+                      {"ts", e.start_s * 1e6},
+                      {"dur", e.duration_s * 1e6}});
+  }
+  json j = {{"traceEvents", events}, {"displayTimeUnit", "ms"}};
+  return j.dump();
+}
+
+}  // namespace trainsim::report

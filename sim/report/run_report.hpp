@@ -1,0 +1,75 @@
+// From a simulated run to what a user reads: step-time statistics, throughput, MFU, where the
+// time goes, the whole-run projection, the bottleneck; as a console table, the contract's JSON,
+// a per-step CSV and a Chrome/Perfetto trace. Pure functions of their inputs.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+#include "config/scenario.hpp"
+#include "engine/result.hpp"
+#include "model/memory.hpp"
+#include "model/step_costs.hpp"
+
+namespace trainsim::report {
+
+struct Stats {
+  double mean = 0, std = 0, p10 = 0, p50 = 0, p90 = 0, p99 = 0, min = 0, max = 0;
+};
+// Percentiles by linear interpolation between order statistics. Empty input: all zero.
+Stats stats_of(std::vector<double> values);
+
+struct Projection {
+  double total_steps = 0;
+  double days = 0;
+  double days_without_sync_wait = 0;  // every GPU's waiting removed from the mean step
+  double stretch_days = 0;            // days - days_without_sync_wait
+  double gpu_hours = 0;
+  double cost = 0;                    // gpu_hours * training.gpu_hour_price (0 when no price)
+  double goodput = 1;                 // useful fraction of wall time with failures (1 without)
+  double days_lost_to_failures = 0;
+  double days_with_failures = 0;      // days / goodput
+};
+
+struct RunSummary {
+  std::string name;
+  int64_t gpus = 0;
+  double params = 0;
+  model::MemoryBreakdown memory;
+  double capacity_bytes = 0;
+  Stats step_time;
+  double tokens_per_s = 0;
+  double tflops_per_gpu = 0;  // model FLOPs, no recompute
+  double mfu = 0;
+  double compute_s = 0, exposed_comm_s = 0, bubble_s = 0, optimizer_s = 0;  // means per step
+  double sync_wait_fraction = 0;
+  Projection projection;
+  std::string bottleneck;  // compute | memory | interconnect | pipeline
+  std::string bottleneck_reason;
+  std::vector<std::string> advice;
+  int64_t steps_simulated = 0;
+  uint64_t seed = 0;
+  std::string network_model;
+  std::string fidelity;
+  double wall_s = 0;
+  int64_t micro_batches = 0;
+  double recompute_share = 0;  // share of compute time spent re-running forwards
+};
+
+// Projection of the whole run (training.total_tokens, or `steps` when it is 0) from a mean step
+// and a mean per-GPU sync wait.
+Projection project(const config::Scenario& sc, double tokens_per_step, double mean_step_s, double mean_sync_wait_s);
+
+RunSummary summarize(const config::Scenario& sc, const model::StepCosts& costs, const engine::RunResult& run,
+                     uint64_t seed);
+
+nlohmann::json to_json(const RunSummary& s);
+std::string console_table(const RunSummary& s);
+// One row per simulated step: step,time_s,compute_s,exposed_comm_s,bubble_s,optimizer_s,sync_wait_s
+std::string steps_csv(const engine::RunResult& run);
+// Chrome trace-event JSON (opens in ui.perfetto.dev): a track per simulated GPU and its DP stream.
+std::string chrome_trace(const engine::RunResult& run);
+
+}  // namespace trainsim::report
