@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "hardware/cluster.hpp"
@@ -58,7 +59,14 @@ struct Scenario {
   std::optional<StragglerSpec> stragglers;
   Fidelity fidelity = Fidelity::kAuto;  // engine.fidelity: auto | full | symmetric
   int64_t gradient_buckets = 0;         // engine.buckets; 0 = auto
+  // What the loader decided for the user that they may want to know (derived dp, uneven layer
+  // split, defaulted ffn_hidden), one sentence each. The loader does not log; the CLI may print them.
+  std::vector<std::string> notes;
 };
+
+// Failure rates per GPU-hour by category for `reliability.preset` ("llama3"), nullopt when unknown.
+std::optional<std::map<std::string, double>> find_failure_preset(std::string_view name);
+std::vector<std::string> failure_preset_names();
 
 // One `--set KEY=VALUE` override, e.g. {"model.layers", "80"}.
 struct Override {

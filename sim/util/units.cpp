@@ -180,4 +180,17 @@ std::string closest_match(std::string_view word, const std::vector<std::string>&
   return best;
 }
 
+// Appended (config/): SimGrid speed units, "f" or "flops" with a metric prefix.
+double parse_flops(std::string_view text) {
+  Split s = split_number(text, "speed");
+  double mult = 0;
+  size_t base = 0;
+  if (!match_unit(s.unit, {"f", "flops"}, mult, base) || s.unit.find('i') == 1)
+    throw UnitError("'" + std::string(text) + "': unknown speed unit '" + s.unit + "' (use e.g. 989.4Tf)");
+  double v = s.value * mult;
+  if (!(v > 0)) throw UnitError("speed must be > 0, got '" + std::string(text) + "'");
+  if (!std::isfinite(v)) throw UnitError("'" + std::string(text) + "' is not a finite speed");
+  return v;
+}
+
 }  // namespace trainsim::util

@@ -32,4 +32,8 @@ std::string format_duration(double seconds);
 // Closest candidate by edit distance, or "" when none is close enough ("did you mean").
 std::string closest_match(std::string_view word, const std::vector<std::string>& candidates);
 
+// Appended (config/): returns flop/s from SimGrid's speed syntax, "989.4Tf" or "989.4Tflops";
+// prefixes k M G T P E (powers of 10). REQUIRES: text has a unit; the value is finite and > 0.
+double parse_flops(std::string_view text);
+
 }  // namespace trainsim::util

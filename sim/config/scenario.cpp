@@ -1,0 +1,597 @@
+// Scenario loader: YAML version 1 (CONTRACT.md) plus the extensions below, --set overrides,
+// presets, defaults and validation. Every complaint is a util::InputError at the key or value it
+// is about ("FILE:LINE:COL: message", or "--set:N:COL: message" for the N-th override).
+//
+// Extensions to the contract's keys (all optional):
+//   model.tied_embeddings, model.learned_position_embedding  bool (default false, or the preset's)
+//   cluster.gpu as a map: base (catalog key to start from), name, hbm, hbm_bandwidth, peak_bf16,
+//       peak_fp16 (default = peak_bf16), peak_fp8, peak_fp32, nvlink_bandwidth, pcie_bandwidth
+//       ("989.4Tf" = SimGrid speed syntax); without `base`, hbm, hbm_bandwidth and peak_bf16 are required
+//   parallelism.dp may be left out: then dp = GPUs / (tp * cp * pp)
+//   training.gpu_hour_price   number >= 0 (currency per GPU-hour; default 0 = no cost line)
+//   training.fp32_main_grads  bool (default false)
+//   training.runtime_reserve  size per GPU (default "10GB")
+//   engine.fidelity           auto | full | symmetric (default auto)
+//   engine.buckets            integer >= 0 (gradient buckets; default 0 = auto)
+//   stragglers: {count (default 0), slowdown (>= 1, default 1), jitter (in [0, 1), default 0)}
+//   contention.idle           time (mean idle period; default = burst)
+//   reliability.failures_per_gpu_hour  number >= 0; with a preset, rescales its categories
+//   reliability.categories    map name -> failures per GPU-hour (replaces the preset's)
+//   reliability.checkpoint_write  time; reliability.storage_bandwidth  bandwidth
+//   A null value (`key:` or `key: null`) means the key is absent; `reliability: null` turns it off.
+//
+// Defaults: name = file stem; ffn_hidden = 4 * hidden for gelu (swiglu needs it given);
+// kv_heads = heads; gpus_per_node 8; intra fabric nvswitch when the GPU has NVLink (else pcie)
+// at the GPU's NVLink (or PCIe) bandwidth, 1us; inter-node fat-tree, 400Gbps x gpus_per_node
+// NICs, 5us, oversubscription 1; tp = pp = cp = micro_batch = virtual_stages = 1; 1f1b; zero 0;
+// recompute none; precision bf16; adam; steps 100; offload none. With a preset, keys not given
+// keep the preset's values (kv_heads follows heads when the preset has no grouped-query attention).
+// A relative cluster.platform path is relative to the scenario file's directory.
+#include "config/scenario.hpp"
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "config/yaml_fields.hpp"
+#include "model/presets.hpp"
+#include "parallel/layer_split.hpp"
+#include "util/units.hpp"
+
+namespace trainsim::config {
+
+const char* to_string(Fidelity f) {
+  switch (f) {
+    case Fidelity::kAuto: return "auto";
+    case Fidelity::kFull: return "full";
+    case Fidelity::kSymmetric: return "symmetric";
+  }
+  return "?";
+}
+
+Override parse_override(const std::string& text) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos) throw util::InputError({"--set"}, "expected KEY=VALUE, got '" + text + "'");
+  if (eq == 0) throw util::InputError({"--set"}, "expected KEY=VALUE, got '" + text + "' (empty KEY)");
+  return {text.substr(0, eq), text.substr(eq + 1)};
+}
+
+namespace {
+
+using detail::Block;
+using detail::describe;
+using detail::fail;
+using detail::Field;
+using util::SourceLocation;
+
+constexpr int64_t kMaxCount = int64_t{1} << 20;  // nodes, tp, pp, dp, cp, layers, heads, ...
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+const std::vector<std::string> kTopKeys = {"version",  "name",        "model",      "cluster", "parallelism",
+                                           "training", "reliability", "contention", "stragglers", "engine"};
+const std::vector<std::string> kModelKeys = {"preset", "layers", "hidden",          "ffn_hidden",
+                                             "heads",  "kv_heads", "vocab",         "seq_len",
+                                             "ffn",    "tied_embeddings", "learned_position_embedding"};
+const std::vector<std::string> kClusterKeys = {"gpu", "nodes", "gpus_per_node", "intra_node", "inter_node", "platform"};
+const std::vector<std::string> kGpuKeys = {"base",      "name",      "hbm",       "hbm_bandwidth",    "peak_bf16",
+                                           "peak_fp16", "peak_fp8",  "peak_fp32", "nvlink_bandwidth", "pcie_bandwidth"};
+const std::vector<std::string> kIntraKeys = {"fabric", "bandwidth", "latency"};
+const std::vector<std::string> kInterKeys = {"topology", "nic_bandwidth", "nics_per_node", "latency", "oversubscription"};
+const std::vector<std::string> kParallelKeys = {"tp",       "pp",        "dp",        "cp",
+                                                "micro_batch", "schedule", "virtual_stages", "zero",
+                                                "recompute", "sequence_parallel", "overlap_grad_reduce"};
+const std::vector<std::string> kTrainingKeys = {"precision",    "optimizer",      "global_batch",    "steps",
+                                                "total_tokens", "offload",        "gpu_hour_price", "fp32_main_grads",
+                                                "runtime_reserve"};
+const std::vector<std::string> kReliabilityKeys = {"preset",           "failures_per_gpu_hour", "categories",
+                                                   "checkpoint_interval", "checkpoint_write",   "storage_bandwidth",
+                                                   "restart"};
+const std::vector<std::string> kContentionKeys = {"model", "tenants", "load", "burst", "idle", "seed"};
+const std::vector<std::string> kStragglerKeys = {"count", "slowdown", "jitter"};
+const std::vector<std::string> kEngineKeys = {"fidelity", "buckets"};
+
+std::string join(const std::vector<std::string>& items) {
+  std::string s;
+  for (size_t i = 0; i < items.size(); ++i) s += (i ? ", " : "") + items[i];
+  return s;
+}
+
+std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates) {
+  const std::string guess = util::closest_match(word, candidates);
+  return guess.empty() ? "" : " (did you mean '" + guess + "'?)";
+}
+
+std::string str(int64_t v) { return std::to_string(v); }
+
+class Reader {
+ public:
+  Reader(const std::string& file, const std::vector<Override>& overrides) : locs_(file), overrides_(overrides) {}
+
+  Scenario read(const std::string& text) {
+    YAML::Node root = parse(text);
+    detail::apply_overrides(root, overrides_, locs_);
+    if (!root.IsMap() && !root.IsNull())
+      fail(locs_.mark(root.Mark()), "a scenario must be a map of keys (version, model, cluster, ...), got " + describe(root));
+    const Block top(locs_, "", root, {locs_.file(), 1, 1}, kTopKeys);
+    note_block(top);
+
+    Scenario sc;
+    sc.source_file = locs_.file();
+    read_header(top, sc);
+    read_model(top, sc.model);
+    read_cluster(top, sc.cluster);
+    read_parallelism(top, sc.parallel);
+    read_training(top, sc.training);
+    read_reliability(top, sc);
+    read_contention(top, sc);
+    read_stragglers(top, sc);
+    read_engine(top, sc);
+    validate(sc);
+    return sc;
+  }
+
+ private:
+  // ---- plumbing ----
+
+  YAML::Node parse(const std::string& text) {
+    std::vector<YAML::Node> docs;
+    try {
+      docs = YAML::LoadAll(text);
+    } catch (const YAML::Exception& e) {
+      fail(locs_.mark(e.mark), "invalid YAML: " + e.msg);
+    }
+    if (docs.size() > 1)
+      fail(locs_.mark(docs[1].Mark()), "expected one YAML document, got " + std::to_string(docs.size()));
+    return docs.empty() ? YAML::Node() : docs[0];
+  }
+
+  // Remembers where a value was written, for checks that involve several keys.
+  const Field& note(const Field& f) {
+    at_[f.path] = f.value_at;
+    return f;
+  }
+  void note_block(const Block& b) { at_[b.path()] = b.where(); }
+
+  // Where `path` (or, when it was not written, its nearest written ancestor) is.
+  SourceLocation at(const std::string& path) const {
+    std::string p = path;
+    while (true) {
+      if (auto it = at_.find(p); it != at_.end()) return it->second;
+      const auto dot = p.rfind('.');
+      if (dot == std::string::npos) break;
+      p.erase(dot);
+    }
+    if (auto it = at_.find(""); it != at_.end()) return it->second;
+    return locs_.whole_file();
+  }
+
+  std::optional<Field> get(const Block& b, const std::string& key) {
+    auto f = b.get(key);
+    if (f) note(*f);
+    return f;
+  }
+
+  // An optional nested block; when absent, an empty one located at its parent.
+  Block sub_block(const Block& parent, const std::string& key, const std::vector<std::string>& keys) {
+    auto b = parent.block(key, keys);
+    if (!b) return Block(locs_, parent.child_path(key), YAML::Node(), parent.where(), keys);
+    note_block(*b);
+    return *b;
+  }
+
+  Block required_block(const Block& parent, const std::string& key, const std::vector<std::string>& keys) {
+    auto b = parent.block(key, keys);
+    if (!b) parent.require(key);
+    note_block(*b);
+    return *b;
+  }
+
+  template <typename Enum>
+  Enum choice(const Field& f, const std::vector<std::string>& names, const std::vector<Enum>& values) {
+    return values[detail::to_choice(f, names)];
+  }
+
+  // ---- sections ----
+
+  void read_header(const Block& top, Scenario& sc) {
+    const Field v = note(top.require("version"));
+    if (!v.node.IsScalar() || v.node.Scalar() != "1") fail(v.value_at, "version must be 1, got " + describe(v.node));
+    sc.version = 1;
+    if (auto f = get(top, "name")) {
+      sc.name = detail::to_text(*f);
+      if (sc.name.empty()) fail(f->value_at, "name must not be empty");
+    } else {
+      sc.name = std::filesystem::path(locs_.file()).stem().string();
+    }
+  }
+
+  void read_model(const Block& top, model::ModelSpec& m) {
+    const Block b = required_block(top, "model", kModelKeys);
+    bool preset = false;
+    if (auto f = get(b, "preset")) {
+      const std::string name = detail::to_text(*f);
+      auto p = model::find_model_preset(name);
+      if (!p)
+        fail(f->value_at, "unknown model preset '" + name + "'" + did_you_mean(name, model::model_preset_names()) +
+                              "; known presets: " + join(model::model_preset_names()));
+      m = *p;
+      preset = true;
+    }
+    if (auto f = get(b, "ffn")) m.ffn = choice(*f, {"swiglu", "gelu"}, std::vector{model::Ffn::kSwiglu, model::Ffn::kGelu});
+    const std::string need = preset ? "" : "or set model.preset";
+    auto read_count = [&](const std::string& key, int64_t& out, int64_t max) {
+      if (auto f = get(b, key)) out = detail::to_int(*f, 1, max);
+      else if (!preset) b.require(key, need);
+    };
+    read_count("layers", m.layers, kMaxCount);
+    read_count("hidden", m.hidden, int64_t{1} << 24);
+    if (auto f = get(b, "ffn_hidden")) {
+      m.ffn_hidden = detail::to_int(*f, 1, int64_t{1} << 26);
+    } else if (!preset) {
+      if (m.ffn == model::Ffn::kSwiglu) b.require("ffn_hidden", "required with ffn: swiglu");
+      m.ffn_hidden = 4 * m.hidden;
+      notes_.push_back("model.ffn_hidden = 4 * hidden = " + str(m.ffn_hidden) + " (default for gelu)");
+    }
+    const int64_t preset_heads = m.heads;
+    read_count("heads", m.heads, kMaxCount);
+    if (auto f = get(b, "kv_heads")) m.kv_heads = detail::to_int(*f, 1, kMaxCount);
+    else if (!preset || m.kv_heads == preset_heads) m.kv_heads = m.heads;
+    read_count("vocab", m.vocab, int64_t{1} << 30);
+    read_count("seq_len", m.seq_len, int64_t{1} << 30);
+    if (auto f = get(b, "tied_embeddings")) m.tied_embeddings = detail::to_bool(*f);
+    if (auto f = get(b, "learned_position_embedding")) m.learned_position_embedding = detail::to_bool(*f);
+
+    if (m.hidden % m.heads != 0)
+      fail(at("model.heads"), "model.heads = " + str(m.heads) + " must divide model.hidden = " + str(m.hidden));
+    if (m.heads % m.kv_heads != 0)
+      fail(at("model.kv_heads"), "model.kv_heads = " + str(m.kv_heads) + " must divide model.heads = " + str(m.heads));
+  }
+
+  hardware::GpuSpec read_gpu(const Field& f) {
+    if (f.node.IsScalar()) return catalog_gpu(f);
+    if (!f.node.IsMap())
+      fail(f.value_at, "cluster.gpu must be a catalog key or a map of GPU fields, got " + describe(f.node));
+    const Block b(locs_, f.path, f.node, f.key_at, kGpuKeys);
+    note_block(b);
+    hardware::GpuSpec g;
+    g.name = "inline";
+    const bool based = b.get("base").has_value();
+    if (based) {
+      g = catalog_gpu(note(*b.get("base")));
+      g.name = "inline";
+    }
+    const std::string need = based ? "" : "an inline GPU without 'base'";
+    if (auto n = get(b, "name")) g.name = detail::to_text(*n);
+    if (auto v = get(b, "hbm")) g.hbm_bytes = detail::to_size(*v, true);
+    else if (!based) b.require("hbm", need);
+    if (auto v = get(b, "hbm_bandwidth")) g.hbm_bandwidth_Bps = detail::to_bandwidth(*v);
+    else if (!based) b.require("hbm_bandwidth", need);
+    if (auto v = get(b, "peak_bf16")) g.peak_bf16_flops = detail::to_flops(*v);
+    else if (!based) b.require("peak_bf16", need);
+    if (!based) g.peak_fp16_flops = g.peak_bf16_flops;
+    if (auto v = get(b, "peak_fp16")) g.peak_fp16_flops = detail::to_flops(*v);
+    if (auto v = get(b, "peak_fp8")) g.peak_fp8_flops = detail::to_flops(*v);
+    if (auto v = get(b, "peak_fp32")) g.peak_fp32_flops = detail::to_flops(*v);
+    if (auto v = get(b, "nvlink_bandwidth")) g.nvlink_bandwidth_Bps = detail::to_bandwidth(*v);
+    if (auto v = get(b, "pcie_bandwidth")) g.pcie_bandwidth_Bps = detail::to_bandwidth(*v);
+    return g;
+  }
+
+  hardware::GpuSpec catalog_gpu(const Field& f) {
+    const std::string key = detail::to_text(f);
+    auto g = hardware::find_gpu(key);
+    if (!g)
+      fail(f.value_at, "unknown GPU '" + key + "'" + did_you_mean(key, hardware::gpu_keys()) +
+                           "; known GPUs: " + join(hardware::gpu_keys()));
+    return *g;
+  }
+
+  void read_cluster(const Block& top, hardware::ClusterSpec& c) {
+    const Block b = required_block(top, "cluster", kClusterKeys);
+    c.gpu = read_gpu(note(b.require("gpu")));
+    c.nodes = detail::to_int(note(b.require("nodes")), 1, kMaxCount);
+    if (auto f = get(b, "gpus_per_node")) c.gpus_per_node = detail::to_int(*f, 1, 1024);
+
+    const Block intra = sub_block(b, "intra_node", kIntraKeys);
+    c.intra_fabric = c.gpu.nvlink_bandwidth_Bps > 0 ? hardware::IntraFabric::kNvswitch : hardware::IntraFabric::kPcie;
+    auto fabric = get(intra, "fabric");
+    if (fabric)
+      c.intra_fabric = choice(*fabric, {"nvswitch", "pcie"},
+                              std::vector{hardware::IntraFabric::kNvswitch, hardware::IntraFabric::kPcie});
+    if (auto f = get(intra, "bandwidth")) {
+      c.intra_bandwidth_Bps = detail::to_bandwidth(*f);
+    } else {
+      const bool nvswitch = c.intra_fabric == hardware::IntraFabric::kNvswitch;
+      c.intra_bandwidth_Bps = nvswitch ? c.gpu.nvlink_bandwidth_Bps : c.gpu.pcie_bandwidth_Bps;
+      if (!(c.intra_bandwidth_Bps > 0))
+        intra.require("bandwidth", "GPU '" + c.gpu.name + "' has no " + (nvswitch ? "nvlink_bandwidth" : "pcie_bandwidth") +
+                                       " to default to");
+    }
+    c.intra_latency_s = 1e-6;
+    if (auto f = get(intra, "latency")) c.intra_latency_s = detail::to_time(*f, false);
+
+    const Block inter = sub_block(b, "inter_node", kInterKeys);
+    c.topology = hardware::Topology::kFatTree;
+    if (auto f = get(inter, "topology"))
+      c.topology = choice(*f, {"fat-tree", "rail-optimized", "shared"},
+                          std::vector{hardware::Topology::kFatTree, hardware::Topology::kRailOptimized,
+                                      hardware::Topology::kShared});
+    c.nic_bandwidth_Bps = 400e9 / 8;
+    if (auto f = get(inter, "nic_bandwidth")) c.nic_bandwidth_Bps = detail::to_bandwidth(*f);
+    c.nics_per_node = c.gpus_per_node;
+    if (auto f = get(inter, "nics_per_node")) c.nics_per_node = detail::to_int(*f, 1, 1024);
+    c.inter_latency_s = 5e-6;
+    if (auto f = get(inter, "latency")) c.inter_latency_s = detail::to_time(*f, false);
+    c.oversubscription = 1.0;
+    if (auto f = get(inter, "oversubscription")) c.oversubscription = detail::to_number(*f, 1, kInf);
+
+    if (auto f = get(b, "platform")) {
+      std::filesystem::path p = detail::to_text(*f);
+      if (p.is_relative()) p = std::filesystem::path(locs_.file()).parent_path() / p;
+      std::ifstream in(p);
+      std::error_code ec;
+      if (!in || std::filesystem::is_directory(p, ec))
+        fail(f->value_at, "cluster.platform: cannot read file '" + p.string() + "'");
+      c.platform_file = p.string();
+    }
+  }
+
+  void read_parallelism(const Block& top, model::ParallelSpec& p) {
+    const Block b = sub_block(top, "parallelism", kParallelKeys);
+    if (auto f = get(b, "tp")) p.tp = detail::to_int(*f, 1, kMaxCount);
+    if (auto f = get(b, "pp")) p.pp = detail::to_int(*f, 1, kMaxCount);
+    if (auto f = get(b, "cp")) p.cp = detail::to_int(*f, 1, kMaxCount);
+    dp_given_ = false;
+    if (auto f = get(b, "dp")) {
+      p.dp = detail::to_int(*f, 1, kMaxCount);
+      dp_given_ = true;
+    }
+    if (auto f = get(b, "micro_batch")) p.micro_batch = detail::to_int(*f, 1, kMaxCount);
+    if (auto f = get(b, "schedule"))
+      p.schedule = choice(*f, {"gpipe", "1f1b", "interleaved"},
+                          std::vector{model::Schedule::kGpipe, model::Schedule::k1F1B, model::Schedule::kInterleaved});
+    if (auto f = get(b, "virtual_stages")) p.virtual_stages = detail::to_int(*f, 1, 1024);
+    if (auto f = get(b, "zero")) {
+      const std::string s = f->node.IsScalar() ? f->node.Scalar() : "";
+      if (s != "0" && s != "1" && s != "2" && s != "3")
+        fail(f->value_at, "parallelism.zero must be 0, 1, 2 or 3, got " + describe(f->node));
+      p.zero = s[0] - '0';
+    }
+    if (auto f = get(b, "recompute"))
+      p.recompute = choice(*f, {"none", "selective", "full"},
+                           std::vector{model::Recompute::kNone, model::Recompute::kSelective, model::Recompute::kFull});
+    if (auto f = get(b, "sequence_parallel")) p.sequence_parallel = detail::to_bool(*f);
+    if (auto f = get(b, "overlap_grad_reduce")) p.overlap_grad_reduce = detail::to_bool(*f);
+  }
+
+  void read_training(const Block& top, model::TrainingSpec& t) {
+    const Block b = required_block(top, "training", kTrainingKeys);
+    if (auto f = get(b, "precision"))
+      t.precision = choice(*f, {"fp32", "fp16", "bf16", "fp8"},
+                           std::vector{model::Precision::kFp32, model::Precision::kFp16, model::Precision::kBf16,
+                                       model::Precision::kFp8});
+    if (auto f = get(b, "optimizer"))
+      t.optimizer = choice(*f, {"adam", "sgd"}, std::vector{model::Optimizer::kAdam, model::Optimizer::kSgd});
+    t.global_batch = detail::to_int(note(b.require("global_batch")), 1, int64_t{1} << 40);
+    t.steps = 100;
+    if (auto f = get(b, "steps")) t.steps = detail::to_int(*f, 1, int64_t{1} << 30);
+    if (auto f = get(b, "total_tokens")) t.total_tokens = detail::to_number(*f, 0, 1e18);
+    if (auto f = get(b, "offload"))
+      t.offload = choice(*f, {"none", "cpu", "nvme"},
+                         std::vector{model::Offload::kNone, model::Offload::kCpu, model::Offload::kNvme});
+    if (auto f = get(b, "gpu_hour_price")) t.gpu_hour_price = detail::to_number(*f, 0, 1e6);
+    if (auto f = get(b, "fp32_main_grads")) t.fp32_main_grads = detail::to_bool(*f);
+    t.runtime_reserve_bytes = 10e9;
+    if (auto f = get(b, "runtime_reserve")) t.runtime_reserve_bytes = detail::to_size(*f, false);
+  }
+
+  void read_reliability(const Block& top, Scenario& sc) {
+    auto ob = top.block("reliability", kReliabilityKeys);
+    if (!ob) return;
+    const Block& b = *ob;
+    note_block(b);
+    ReliabilitySpec r;
+    bool have_categories = false;
+    if (auto f = get(b, "preset")) {
+      const std::vector<std::string> names = failure_preset_names();
+      r.preset = names[detail::to_choice(*f, names)];
+      r.categories = *find_failure_preset(r.preset);
+      have_categories = true;
+    }
+    bool explicit_categories = false;
+    if (auto f = get(b, "categories")) {
+      if (!f->node.IsMap()) fail(f->value_at, f->path + " must be a map of category: failures per GPU-hour, got " + describe(f->node));
+      r.categories.clear();
+      for (auto it = f->node.begin(); it != f->node.end(); ++it) {
+        if (!it->first.IsScalar()) fail(locs_.mark(it->first.Mark()), "keys must be plain names, got " + describe(it->first) + " in " + f->path);
+        const std::string path = f->path + "." + it->first.Scalar();
+        const Field c{path, it->second, locs_.key(path, it->first), locs_.value(path, it->second)};
+        if (c.node.IsNull()) fail(c.value_at, path + " must be a number, got null");
+        r.categories[it->first.Scalar()] = detail::to_number(c, 0, 1);
+      }
+      have_categories = explicit_categories = true;
+    }
+    double sum = 0;
+    for (const auto& [name, rate] : r.categories) sum += rate;
+    if (auto f = get(b, "failures_per_gpu_hour")) {
+      r.failures_per_gpu_hour = detail::to_number(*f, 0, 1);
+      if (explicit_categories) {
+        if (std::abs(sum - r.failures_per_gpu_hour) > 1e-9 * std::max(sum, r.failures_per_gpu_hour))
+          fail(f->value_at, "reliability.failures_per_gpu_hour = " + std::string(f->node.Scalar()) +
+                                " but reliability.categories add up to " + fmt(sum));
+      } else if (have_categories && sum > 0) {
+        for (auto& [name, rate] : r.categories) rate *= r.failures_per_gpu_hour / sum;
+      } else if (r.failures_per_gpu_hour > 0) {
+        r.categories = {{"all", r.failures_per_gpu_hour}};
+      }
+    } else {
+      r.failures_per_gpu_hour = sum;
+    }
+    if (auto f = get(b, "checkpoint_interval")) r.checkpoint_interval_s = detail::to_time(*f, true);
+    if (auto f = get(b, "checkpoint_write")) r.checkpoint_write_s = detail::to_time(*f, false);
+    if (auto f = get(b, "storage_bandwidth")) r.storage_bandwidth_Bps = detail::to_bandwidth(*f);
+    if (auto f = get(b, "restart")) r.restart_s = detail::to_time(*f, false);
+    sc.reliability = r;
+  }
+
+  void read_contention(const Block& top, Scenario& sc) {
+    auto ob = top.block("contention", kContentionKeys);
+    if (!ob) return;
+    const Block& b = *ob;
+    note_block(b);
+    ContentionSpec c;
+    if (auto f = get(b, "model")) c.model = std::vector<std::string>{"tenants"}[detail::to_choice(*f, {"tenants"})];
+    if (auto f = get(b, "tenants")) c.tenants = detail::to_int(*f, 0, kMaxCount);
+    if (auto f = get(b, "load")) c.load = detail::to_number(*f, 0, 1, false, true);
+    if (auto f = get(b, "burst")) c.burst_s = detail::to_time(*f, true);
+    c.idle_s = c.burst_s;
+    if (auto f = get(b, "idle")) c.idle_s = detail::to_time(*f, true);
+    if (auto f = get(b, "seed")) c.seed = static_cast<uint64_t>(detail::to_int(*f, 0, std::numeric_limits<int64_t>::max()));
+    sc.contention = c;
+  }
+
+  void read_stragglers(const Block& top, Scenario& sc) {
+    auto ob = top.block("stragglers", kStragglerKeys);
+    if (!ob) return;
+    const Block& b = *ob;
+    note_block(b);
+    StragglerSpec s;
+    if (auto f = get(b, "count")) s.count = detail::to_int(*f, 0, int64_t{1} << 30);
+    if (auto f = get(b, "slowdown")) s.slowdown = detail::to_number(*f, 1, 1000);
+    if (auto f = get(b, "jitter")) s.jitter = detail::to_number(*f, 0, 1, false, true);
+    sc.stragglers = s;
+  }
+
+  void read_engine(const Block& top, Scenario& sc) {
+    const Block b = sub_block(top, "engine", kEngineKeys);
+    if (auto f = get(b, "fidelity"))
+      sc.fidelity = choice(*f, {"auto", "full", "symmetric"}, std::vector{Fidelity::kAuto, Fidelity::kFull, Fidelity::kSymmetric});
+    if (auto f = get(b, "buckets")) sc.gradient_buckets = detail::to_int(*f, 0, kMaxCount);
+  }
+
+  static std::string fmt(double v) {
+    std::ostringstream os;
+    os << v;
+    return os.str();
+  }
+
+  // ---- checks across keys (each value is already in range, so no product below overflows) ----
+
+  void validate(Scenario& sc) {
+    const model::ModelSpec& m = sc.model;
+    const hardware::ClusterSpec& c = sc.cluster;
+    model::ParallelSpec& p = sc.parallel;
+    const model::TrainingSpec& t = sc.training;
+    const int64_t gpus = c.nodes * c.gpus_per_node;  // <= 2^30
+
+    if (c.gpus_per_node % p.tp != 0)
+      fail(at("parallelism.tp"), "parallelism.tp = " + str(p.tp) + " must divide cluster.gpus_per_node = " +
+                                     str(c.gpus_per_node) + " (tensor parallelism stays inside a node)");
+    const std::string cluster_words = str(c.nodes) + " nodes x " + str(c.gpus_per_node) + " gpus_per_node = " + str(gpus) + " GPUs";
+    if (dp_given_) {
+      const __int128 product = static_cast<__int128>(p.tp) * p.cp * p.pp * p.dp;  // each <= 2^20
+      if (product != gpus) {
+        const std::string prod = product > (__int128{1} << 62) ? "more than 2^62" : str(static_cast<int64_t>(product));
+        fail(at("parallelism.dp"), "tp*cp*pp*dp = " + str(p.tp) + "*" + str(p.cp) + "*" + str(p.pp) + "*" + str(p.dp) +
+                                       " = " + prod + " GPUs, but the cluster has " + cluster_words);
+      }
+    } else {
+      const __int128 tcp = static_cast<__int128>(p.tp) * p.cp * p.pp;
+      if (tcp > gpus || gpus % static_cast<int64_t>(tcp) != 0)
+        fail(at("parallelism"), "tp*cp*pp = " + str(p.tp) + "*" + str(p.cp) + "*" + str(p.pp) + " = " +
+                                    (tcp > (__int128{1} << 62) ? std::string("more than 2^62") : str(static_cast<int64_t>(tcp))) +
+                                    " does not divide the cluster's " + cluster_words);
+      p.dp = gpus / static_cast<int64_t>(tcp);
+      notes_.push_back("parallelism.dp = " + str(p.dp) + " (derived: " + str(gpus) + " GPUs / (tp*cp*pp = " +
+                       str(static_cast<int64_t>(tcp)) + "))");
+    }
+    if (m.heads % p.tp != 0)
+      fail(at("parallelism.tp"), "parallelism.tp = " + str(p.tp) + " must divide model.heads = " + str(m.heads));
+    if (m.kv_heads % p.tp != 0 && p.tp % m.kv_heads != 0)
+      fail(at("parallelism.tp"), "parallelism.tp = " + str(p.tp) + " and model.kv_heads = " + str(m.kv_heads) +
+                                     " are incompatible (one must divide the other)");
+    if (m.ffn_hidden % p.tp != 0)
+      fail(at("parallelism.tp"), "parallelism.tp = " + str(p.tp) + " must divide model.ffn_hidden = " + str(m.ffn_hidden));
+    if (m.seq_len % p.cp != 0)
+      fail(at("parallelism.cp"), "parallelism.cp = " + str(p.cp) + " must divide model.seq_len = " + str(m.seq_len));
+    if (p.sequence_parallel && (m.seq_len / p.cp) % p.tp != 0)
+      fail(at("parallelism.sequence_parallel"), "sequence_parallel needs parallelism.tp = " + str(p.tp) +
+                                                    " to divide the sequence per context rank, " + str(m.seq_len / p.cp));
+
+    // Pipeline.
+    const bool interleaved = p.schedule == model::Schedule::kInterleaved;
+    if (!interleaved && p.virtual_stages != 1)
+      fail(at("parallelism.virtual_stages"), "parallelism.virtual_stages = " + str(p.virtual_stages) +
+                                                 " needs schedule: interleaved (got " + model::to_string(p.schedule) + ")");
+    if (interleaved && p.virtual_stages < 2)
+      fail(at("parallelism.virtual_stages"),
+           "schedule: interleaved needs parallelism.virtual_stages >= 2, got " + str(p.virtual_stages));
+    if (interleaved && p.pp < 2)
+      fail(at("parallelism.pp"), "schedule: interleaved needs parallelism.pp >= 2, got " + str(p.pp));
+    const int64_t chunks = p.pp * p.virtual_stages;  // <= 2^30
+    if (m.layers < chunks) {
+      if (p.virtual_stages == 1)
+        fail(at("parallelism.pp"), "model.layers = " + str(m.layers) + " is fewer than parallelism.pp = " + str(p.pp) +
+                                       " (every stage needs at least one layer)");
+      fail(at("parallelism.pp"), "model.layers = " + str(m.layers) + " is fewer than pp * virtual_stages = " + str(p.pp) +
+                                     " * " + str(p.virtual_stages) + " = " + str(chunks) +
+                                     " chunks (every chunk needs at least one layer)");
+    }
+    if (m.layers % chunks != 0) notes_.push_back(parallel::describe_split(m.layers, p.pp, p.virtual_stages));
+
+    // Batch.
+    const int64_t per_step = p.dp * p.micro_batch;  // <= 2^40
+    if (t.global_batch % per_step != 0)
+      fail(at("training.global_batch"), "training.global_batch = " + str(t.global_batch) +
+                                            " is not a multiple of dp * micro_batch = " + str(p.dp) + " * " +
+                                            str(p.micro_batch) + " = " + str(per_step));
+    const int64_t micro_batches = t.global_batch / per_step;
+    if (interleaved && micro_batches % p.pp != 0)
+      fail(at("parallelism.schedule"), "schedule: interleaved needs the micro-batches per step (global_batch / (dp * "
+                                       "micro_batch) = " + str(micro_batches) + ") to be a multiple of parallelism.pp = " +
+                                           str(p.pp));
+
+    // Precision against the GPU.
+    if (!(c.gpu.peak_flops(t.precision) > 0))
+      fail(at("training.precision"), std::string("training.precision: ") + model::to_string(t.precision) +
+                                         " needs a GPU with a " + model::to_string(t.precision) + " peak, and '" +
+                                         c.gpu.name + "' has none");
+
+    if (sc.stragglers && sc.stragglers->count > gpus)
+      fail(at("stragglers.count"), "stragglers.count = " + str(sc.stragglers->count) + " is more than the cluster's " +
+                                       str(gpus) + " GPUs");
+    sc.notes = notes_;
+  }
+
+  detail::Locations locs_;
+  const std::vector<Override>& overrides_;
+  std::map<std::string, SourceLocation> at_;
+  std::vector<std::string> notes_;
+  bool dp_given_ = false;
+};
+
+}  // namespace
+
+Scenario load_scenario_text(const std::string& yaml, const std::string& name_for_errors,
+                            const std::vector<Override>& overrides) {
+  Reader reader(name_for_errors, overrides);
+  try {
+    return reader.read(yaml);
+  } catch (const YAML::Exception& e) {
+    // yaml-cpp complaining past the parse (it should not): still an input error at its mark.
+    throw util::InputError(detail::Locations(name_for_errors).mark(e.mark), e.msg);
+  }
+}
+
+Scenario load_scenario(const std::string& path, const std::vector<Override>& overrides) {
+  std::error_code ec;
+  std::ifstream in(path, std::ios::binary);
+  if (!in || std::filesystem::is_directory(path, ec)) throw util::InputError({path}, "cannot read file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw util::InputError({path}, "cannot read file");
+  return load_scenario_text(text.str(), path, overrides);
+}
+
+}  // namespace trainsim::config

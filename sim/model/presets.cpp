@@ -1,0 +1,75 @@
+#include "model/presets.hpp"
+
+#include <array>
+
+namespace trainsim::model {
+namespace {
+
+struct Row {
+  const char* name;
+  int64_t layers, hidden, ffn_hidden, heads, kv_heads, vocab, seq_len;
+  Ffn ffn;
+  bool tied_embeddings;
+  bool learned_position_embedding;
+};
+
+constexpr Ffn kG = Ffn::kGelu;
+constexpr Ffn kS = Ffn::kSwiglu;
+
+// GPT/Megatron rows: gelu, ffn 4h, tied embeddings, learned positions, vocab padded to 51200
+// (Megatron pads GPT-2's 50257 to a multiple of 128 * TP), seq 2048.
+// Llama rows (Touvron et al. 2023; Llama Team 2024, Table 3): swiglu, untied output, rotary positions.
+const std::array<Row, 17> kPresets = {{
+    // GPT-3 175B (Brown et al. 2020, Table 2.1): 96 layers, d 12288, 96 heads. Eq.2 gives 174.6B,
+    // the size Megatron SC21 reports for it (published_runs: megatron_sc21_t2_ptdp_174.6B_384gpu).
+    {"gpt3-175b", 96, 12288, 49152, 96, 96, 51200, 2048, kG, true, true},
+    // Llama 2 (nemo2407_llama2_7b/13b/70b give layers, hidden, heads; ffn from the released configs).
+    {"llama2-7b", 32, 4096, 11008, 32, 32, 32000, 4096, kS, false, false},
+    {"llama2-13b", 40, 5120, 13824, 40, 40, 32000, 4096, kS, false, false},
+    {"llama2-70b", 80, 8192, 28672, 64, 8, 32000, 4096, kS, false, false},
+    // Llama 3 (nemo2407_llama3_8b, nemo2407_llama3_70b; 405B: Llama 3 paper Table 3).
+    {"llama3-8b", 32, 4096, 14336, 32, 8, 128256, 8192, kS, false, false},
+    {"llama3-70b", 80, 8192, 28672, 64, 8, 128256, 8192, kS, false, false},
+    {"llama3-405b", 126, 16384, 53248, 128, 8, 128256, 8192, kS, false, false},
+    // Megatron SC21 Table 1 (published_runs: megatron_sc21_t1_<size>B).
+    {"megatron-1.7b", 24, 2304, 9216, 24, 24, 51200, 2048, kG, true, true},
+    {"megatron-3.6b", 30, 3072, 12288, 32, 32, 51200, 2048, kG, true, true},
+    {"megatron-7.5b", 36, 4096, 16384, 32, 32, 51200, 2048, kG, true, true},
+    {"megatron-18.4b", 40, 6144, 24576, 48, 48, 51200, 2048, kG, true, true},
+    {"megatron-39.1b", 48, 8192, 32768, 64, 64, 51200, 2048, kG, true, true},
+    {"megatron-76.1b", 60, 10240, 40960, 80, 80, 51200, 2048, kG, true, true},
+    {"megatron-145.6b", 80, 12288, 49152, 96, 96, 51200, 2048, kG, true, true},
+    {"megatron-310.1b", 96, 16384, 65536, 128, 128, 51200, 2048, kG, true, true},
+    {"megatron-529.6b", 105, 20480, 81920, 128, 128, 51200, 2048, kG, true, true},
+    {"megatron-1008b", 128, 25600, 102400, 160, 160, 51200, 2048, kG, true, true},
+}};
+
+}  // namespace
+
+std::optional<ModelSpec> find_model_preset(std::string_view name) {
+  for (const Row& r : kPresets) {
+    if (name != r.name) continue;
+    ModelSpec m;
+    m.preset = r.name;
+    m.layers = r.layers;
+    m.hidden = r.hidden;
+    m.ffn_hidden = r.ffn_hidden;
+    m.heads = r.heads;
+    m.kv_heads = r.kv_heads;
+    m.vocab = r.vocab;
+    m.seq_len = r.seq_len;
+    m.ffn = r.ffn;
+    m.tied_embeddings = r.tied_embeddings;
+    m.learned_position_embedding = r.learned_position_embedding;
+    return m;
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> model_preset_names() {
+  std::vector<std::string> names;
+  for (const Row& r : kPresets) names.emplace_back(r.name);
+  return names;
+}
+
+}  // namespace trainsim::model
