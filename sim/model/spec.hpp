@@ -54,6 +54,9 @@ struct TrainingSpec {
   bool fp32_main_grads = false;  // Megatron keeps an fp32 copy of the gradients (+4 bytes/param)
   double gpu_hour_price = 0;     // currency per GPU-hour; 0 = no cost line
   double runtime_reserve_bytes = 0;  // CUDA context, NCCL buffers, fragmentation: per GPU
+  // Software stack (model/compute.hpp). Defaults = a current Megatron-Core/NeMo stack.
+  bool flash_attention = true;   // fused causal attention; false = unfused BMMs + softmax + dropout over s^2 (Megatron-LM 2021/22)
+  bool tp_comm_overlap = true;   // TP collectives pipelined with the GEMMs (TE userbuffers); false = Megatron-LM 2021/22
 
   // Micro-batches per step per pipeline = global_batch / (dp * micro_batch).
   int64_t micro_batches(const ParallelSpec& p) const { return global_batch / (p.dp * p.micro_batch); }

@@ -11,6 +11,8 @@
 
 namespace trainsim::model {
 
+struct Calibration;  // model/compute.hpp
+
 // Cost of one model chunk (a run of consecutive layers on one pipeline rank) for ONE micro-batch.
 // With interleaving a pipeline rank holds `virtual_stages` chunks; otherwise one.
 struct ChunkCost {
@@ -46,5 +48,8 @@ struct StepCosts {
 // REQUIRES: the spec is validated (config/ guarantees divisibility and ranges).
 StepCosts compute_step_costs(const ModelSpec& model, const ParallelSpec& par, const TrainingSpec& train,
                              const hardware::ClusterSpec& cluster);
+// Same with explicit constants instead of default_calibration() (calibration searches, tests).
+StepCosts compute_step_costs(const ModelSpec& model, const ParallelSpec& par, const TrainingSpec& train,
+                             const hardware::ClusterSpec& cluster, const Calibration& calibration);
 
 }  // namespace trainsim::model

@@ -1,0 +1,54 @@
+#include "model/flops.hpp"
+
+#include "model/transformer.hpp"
+
+namespace trainsim::model {
+namespace {
+double d(int64_t v) { return static_cast<double>(v); }
+}  // namespace
+
+LayerFlops layer_forward_flops(const ModelSpec& m, int64_t micro_batch) {
+  const double tokens = d(micro_batch) * d(m.seq_len);
+  const double h = d(m.hidden);
+  const double f = d(m.ffn_hidden);
+  const double kv = d(m.kv_heads > 0 ? m.kv_heads : m.heads) * head_dim(m);
+  LayerFlops l;
+  l.qkv = 2 * tokens * h * (h + 2 * kv);
+  l.attention = 2 * 2 * tokens * d(m.seq_len) * h;
+  l.out_proj = 2 * tokens * h * h;
+  l.mlp = (m.ffn == Ffn::kSwiglu ? 3 : 2) * 2 * tokens * h * f;
+  return l;
+}
+
+double logits_forward_flops(const ModelSpec& m, int64_t micro_batch) {
+  return 2 * d(micro_batch) * d(m.seq_len) * d(m.hidden) * d(m.vocab);
+}
+
+double layer_recompute_flops(const ModelSpec& m, int64_t micro_batch, Recompute recompute) {
+  switch (recompute) {
+    case Recompute::kNone: return 0;
+    case Recompute::kSelective: return layer_forward_flops(m, micro_batch).attention;
+    case Recompute::kFull: return layer_forward_flops(m, micro_batch).total();
+  }
+  return 0;
+}
+
+double model_flops_per_step(const ModelSpec& m, int64_t global_batch) {
+  return 3 * (d(m.layers) * layer_forward_flops(m, global_batch).total() + logits_forward_flops(m, global_batch));
+}
+
+double hardware_flops_per_step(const ModelSpec& m, int64_t global_batch, Recompute recompute) {
+  return model_flops_per_step(m, global_batch) + d(m.layers) * layer_recompute_flops(m, global_batch, recompute);
+}
+
+double megatron_eq3_flops(const ModelSpec& m, int64_t global_batch) {
+  const double s = d(m.seq_len), l = d(m.layers), h = d(m.hidden), v = d(m.vocab);
+  return 96 * d(global_batch) * s * l * h * h * (1 + s / (6 * h) + v / (16 * l * h));
+}
+
+double korthikanti_eq7_flops(const ModelSpec& m, int64_t global_batch) {
+  const double s = d(m.seq_len), l = d(m.layers), h = d(m.hidden), v = d(m.vocab);
+  return 72 * d(global_batch) * l * s * h * h * (1 + s / (6 * h) + v / (12 * h * l));
+}
+
+}  // namespace trainsim::model

@@ -1,0 +1,112 @@
+#include "model/step_costs.hpp"
+
+#include <algorithm>
+
+#include "model/compute.hpp"
+#include "model/flops.hpp"
+#include "model/transformer.hpp"
+
+namespace trainsim::model {
+namespace {
+
+double d(int64_t v) { return static_cast<double>(v); }
+
+// Layers per chunk, as even as possible; the remainder goes to the middle chunks first so that the
+// first (embedding) and last (logits) chunks get fewer: 126 over 16 = [7, 8 x 14, 7]. Then to the
+// first chunk, then to the last. (Re-derived here: parallel/ is above model/ in the module order.)
+std::vector<int64_t> split_layers(int64_t layers, int64_t chunks) {
+  std::vector<int64_t> out(static_cast<size_t>(chunks), layers / chunks);
+  int64_t rest = layers % chunks;
+  for (int64_t i = 1; i + 1 < chunks && rest > 0; ++i, --rest) ++out[static_cast<size_t>(i)];
+  if (rest > 0) {
+    ++out.front();
+    --rest;
+  }
+  if (rest > 0) ++out.back();
+  return out;
+}
+
+}  // namespace
+
+StepCosts compute_step_costs(const ModelSpec& model, const ParallelSpec& par, const TrainingSpec& train,
+                             const hardware::ClusterSpec& cluster) {
+  return compute_step_costs(model, par, train, cluster, default_calibration());
+}
+
+StepCosts compute_step_costs(const ModelSpec& model, const ParallelSpec& par, const TrainingSpec& train,
+                             const hardware::ClusterSpec& cluster, const Calibration& cal) {
+  const int64_t v = par.schedule == Schedule::kInterleaved ? std::max<int64_t>(1, par.virtual_stages) : 1;
+  const int64_t chunks = par.pp * v;
+  const std::vector<int64_t> split = split_layers(model.layers, chunks);
+
+  const LayerTime layer = layer_time(model, par, train, cluster, cal);
+  const EndTime embedding = embedding_time(model, par, train, cluster, cal);
+  const EndTime output = output_time(model, par, train, cluster, cal);
+  const ParamCounts params = count_params(model);
+  const LayerFlops layer_flops = layer_forward_flops(model, par.micro_batch);
+  const double per_gpu = d(par.tp) * d(par.cp);  // FLOPs of one micro-batch split over TP and CP
+  const double layer_fwd_flops = layer_flops.total() / per_gpu;
+  const double layer_recompute = layer_recompute_flops(model, par.micro_batch, par.recompute) / per_gpu;
+  const double logits_fwd_flops = logits_forward_flops(model, par.micro_batch) / per_gpu;
+  // Scatter-gather (Megatron SC21): each TP rank sends 1/t of the boundary activations (with sequence
+  // parallelism they are already split). Context parallelism splits the sequence.
+  const double activation_bytes = d(par.micro_batch) * d(model.seq_len) * d(model.hidden) *
+                                  activation_bytes_per_value(train.precision) / d(par.tp) / d(par.cp);
+
+  StepCosts costs;
+  costs.micro_batches = train.micro_batches(par);
+  costs.model_flops_per_step = model_flops_per_step(model, train.global_batch);
+  costs.tokens_per_step = d(train.global_batch) * d(model.seq_len);
+  costs.stages.resize(static_cast<size_t>(par.pp));
+
+  int64_t first_layer = 0;
+  for (int64_t c = 0; c < chunks; ++c) {
+    ChunkCost chunk;
+    chunk.first_layer = first_layer;
+    chunk.layers = split[static_cast<size_t>(c)];
+    first_layer += chunk.layers;
+    chunk.has_embedding = c == 0;
+    chunk.has_output = c == chunks - 1;
+    const double n = d(chunk.layers);
+    chunk.forward_s = n * layer.forward_s;
+    chunk.backward_s = n * (layer.backward_s + layer.recompute_s);
+    chunk.tp_comm_s = n * layer.tp_comm_s;
+    chunk.forward_flops = n * layer_fwd_flops;
+    chunk.backward_flops = 2 * n * layer_fwd_flops;
+    chunk.recompute_flops = n * layer_recompute;
+    chunk.param_count = n * params.per_layer / d(par.tp);
+    if (chunk.has_embedding) {
+      chunk.forward_s += embedding.forward_s;
+      chunk.backward_s += embedding.backward_s;
+      chunk.tp_comm_s += embedding.tp_comm_s;
+      chunk.param_count += (params.embedding + params.position) / d(par.tp);
+    }
+    if (chunk.has_output) {
+      chunk.forward_s += output.forward_s;
+      chunk.backward_s += output.backward_s;
+      chunk.tp_comm_s += output.tp_comm_s;
+      chunk.forward_flops += logits_fwd_flops;
+      chunk.backward_flops += 2 * logits_fwd_flops;
+      // Untied: the output projection. Tied with pp > 1: the last stage keeps its own copy of the
+      // embedding (Megatron), synchronised with the first.
+      const double out = model.tied_embeddings ? (chunks > 1 ? params.embedding : 0) : params.output;
+      chunk.param_count += (out + params.final_norm) / d(par.tp);
+    }
+    chunk.activation_bytes = chunk.has_output ? 0 : activation_bytes;
+    costs.stages[static_cast<size_t>(c % par.pp)].chunks.push_back(chunk);
+  }
+
+  // Optimizer states are sharded over the data-parallel replicas (dp x cp hold the same weights)
+  // under ZeRO >= 1.
+  const double shards = par.zero >= 1 ? d(par.dp) * d(par.cp) : 1;
+  for (StageCost& stage : costs.stages) {
+    double held = 0;
+    for (const ChunkCost& chunk : stage.chunks) held += chunk.param_count;
+    stage.grad_bytes = held * grad_bytes_per_param(train);
+    stage.param_bytes = held * activation_bytes_per_value(train.precision);
+    stage.optimizer_s = optimizer_time_s(held / shards, train, cluster, cal);
+  }
+  return costs;
+}
+
+}  // namespace trainsim::model

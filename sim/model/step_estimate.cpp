@@ -1,0 +1,129 @@
+#include "model/step_estimate.hpp"
+
+#include <algorithm>
+
+#include "collectives/collectives.hpp"
+#include "model/compute.hpp"
+#include "model/flops.hpp"
+
+namespace trainsim::model {
+namespace {
+
+using collectives::Kind;
+
+double d(int64_t v) { return static_cast<double>(v); }
+
+// Replicas of one GPU's shard (dp x cp) and how many of them share a node.
+struct ReplicaGroup {
+  int64_t size = 1;
+  int64_t per_node = 1;
+  int64_t nodes = 1;
+};
+
+ReplicaGroup replica_group(const ParallelSpec& par, const hardware::ClusterSpec& cluster) {
+  ReplicaGroup g;
+  g.size = par.dp * par.cp;
+  g.per_node = std::clamp<int64_t>(cluster.gpus_per_node / par.tp, 1, g.size);
+  g.nodes = (g.size + g.per_node - 1) / g.per_node;
+  return g;
+}
+
+double replica_collective(Kind kind, double bytes, const ParallelSpec& par, const hardware::ClusterSpec& cluster,
+                          const Calibration& c) {
+  const ReplicaGroup g = replica_group(par, cluster);
+  if (g.size <= 1 || bytes <= 0) return 0;
+  if (g.nodes == 1) return intra_collective_time_s(cluster, kind, g.size, bytes, c);
+  return c.collective_call_s + collectives::hierarchical_time(kind, g.per_node, g.nodes, bytes,
+                                                              intra_link(cluster, kind, c), inter_link(cluster, c));
+}
+
+}  // namespace
+
+double dp_sync_time_s(double bytes, const ParallelSpec& par, const hardware::ClusterSpec& cluster) {
+  return dp_sync_time_s(bytes, par, cluster, default_calibration());
+}
+
+double dp_sync_time_s(double bytes, const ParallelSpec& par, const hardware::ClusterSpec& cluster,
+                      const Calibration& c) {
+  if (par.zero == 0) return replica_collective(Kind::kAllReduce, bytes, par, cluster, c);
+  return replica_collective(Kind::kReduceScatter, bytes, par, cluster, c) +
+         replica_collective(Kind::kAllGather, bytes, par, cluster, c);
+}
+
+StepEstimate estimate_step(const ModelSpec& model, const ParallelSpec& par, const TrainingSpec& train,
+                           const hardware::ClusterSpec& cluster) {
+  return estimate_step(compute_step_costs(model, par, train, cluster), model, par, train, cluster);
+}
+
+StepEstimate estimate_step(const StepCosts& costs, const ModelSpec& model, const ParallelSpec& par,
+                           const TrainingSpec& train, const hardware::ClusterSpec& cluster) {
+  return estimate_step(costs, model, par, train, cluster, default_calibration());
+}
+
+StepEstimate estimate_step(const StepCosts& costs, const ModelSpec& model, const ParallelSpec& par,
+                           const TrainingSpec& train, const hardware::ClusterSpec& cluster, const Calibration& c) {
+  const int64_t v = par.schedule == Schedule::kInterleaved ? std::max<int64_t>(1, par.virtual_stages) : 1;
+  const double m = d(costs.micro_batches);
+  const double p = d(par.pp);
+
+  double per_mb = 0, last_backward = 0, grad_bytes = 0, param_bytes = 0, optimizer = 0, activation = 0;
+  for (const StageCost& stage : costs.stages) {
+    double f = 0, b = 0;
+    for (const ChunkCost& chunk : stage.chunks) {
+      f += chunk.forward_s;
+      b += chunk.backward_s;
+      activation = std::max(activation, chunk.activation_bytes);
+    }
+    if (f + b > per_mb) {
+      per_mb = f + b;
+      last_backward = b;
+    }
+    grad_bytes = std::max(grad_bytes, stage.grad_bytes);
+    param_bytes = std::max(param_bytes, stage.param_bytes);
+    optimizer = std::max(optimizer, stage.optimizer_s);
+  }
+
+  StepEstimate e;
+  e.compute_s = m * per_mb + c.step_overhead_s;
+  e.bubble_s = (p - 1) / d(v) * per_mb;
+
+  if (par.pp > 1) {
+    // Neighbouring stages are tp*cp*dp ranks apart: another node once that spans a node.
+    const bool inter = par.tp * par.cp * par.dp >= cluster.gpus_per_node;
+    const collectives::LinkParams link = inter ? inter_link(cluster, c) : intra_link(cluster, Kind::kP2p, c);
+    const double t_p2p = collectives::collective_time(Kind::kP2p, collectives::Algorithm::kRing, 2, activation, link);
+    e.pp_comm_s = 2 * (m * d(v) + p - 1) * t_p2p;
+  }
+
+  // DP sync. ZeRO 2 reduce-scatters every micro-batch; ZeRO 3 also gathers the weights forward and
+  // backward every micro-batch (these overlap the whole step's compute).
+  double per_step = dp_sync_time_s(grad_bytes, par, cluster, c);
+  double overlapped_with_compute = 0;
+  if (par.zero >= 2) {
+    per_step = replica_collective(Kind::kAllGather, param_bytes, par, cluster, c);
+    overlapped_with_compute = (m - 1) * replica_collective(Kind::kReduceScatter, grad_bytes, par, cluster, c);
+    per_step += replica_collective(Kind::kReduceScatter, grad_bytes, par, cluster, c);
+  }
+  if (par.zero >= 3) overlapped_with_compute += 2 * m * replica_collective(Kind::kAllGather, param_bytes, par, cluster, c);
+  e.dp_comm_s = per_step + overlapped_with_compute;
+
+  double exposed = per_step;
+  if (par.overlap_grad_reduce && per_step > 0) {
+    const double bucket = std::min(1.0, kGradBucketParams * grad_bytes_per_param(train) / std::max(grad_bytes, 1.0));
+    exposed = std::max(per_step * bucket, per_step - last_backward);
+  }
+  exposed += std::max(0.0, overlapped_with_compute - (e.compute_s - per_mb));
+  e.exposed_comm_s = e.pp_comm_s + exposed;
+  e.optimizer_s = optimizer;
+  e.step_s = e.compute_s + e.bubble_s + e.exposed_comm_s + e.optimizer_s;
+
+  const double gpus = d(par.gpus());
+  const double peak = cluster.gpu.peak_flops(train.precision);
+  e.tflops_per_gpu = costs.model_flops_per_step / (gpus * e.step_s);
+  e.mfu = peak > 0 ? e.tflops_per_gpu / peak : 0;
+  const double hardware_flops = hardware_flops_per_step(model, train.global_batch, par.recompute);
+  e.hfu = peak > 0 ? hardware_flops / (gpus * e.step_s) / peak : 0;
+  return e;
+}
+
+}  // namespace trainsim::model

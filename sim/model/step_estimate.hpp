@@ -1,0 +1,59 @@
+// Closed-form step time: the same decomposition the engine plays on a SimGrid timeline, so the
+// engine can be checked against it.
+//
+//   step = compute + bubble + exposed_comm + optimizer (+ fixed per-step overhead, in compute)
+//   compute = m (tf + tb)                       tf, tb: forward / backward (incl. recompute) of one
+//   bubble  = (p - 1) (tf + tb)   1F1B/GPipe     micro-batch on the slowest stage, summed over its
+//           = (p - 1)/v (tf + tb) interleaved    chunks (Megatron SC21 Eq.1 and Sec. 2.2)
+//   pp_comm = 2 (m v + p - 1) t_p2p: blocking boundary sends on the critical path (each micro-batch
+//             slot sends its activations forward and its gradient back), 0 when p = 1
+//   dp_comm = gradient sync of the slowest stage over the dp x cp replicas (they hold the same weights):
+//             ring all-reduce (ZeRO 0) or reduce-scatter + all-gather (ZeRO 1/2, same volume), over the
+//             NIC share per GPU, hierarchical when several replicas share a node (layout: tp fastest,
+//             then cp, dp, pp). ZeRO 2 reduce-scatters every micro-batch; ZeRO 3 also all-gathers
+//             the weights twice per micro-batch. Aggregation oversubscription is not modelled here.
+//   exposed = with overlap_grad_reduce: only what does not fit under the last micro-batch's backward,
+//             and at least the last bucket (40M parameters, Megatron's default); without: all of it.
+//             ZeRO 3 gathers overlap the compute of the step; only their excess is exposed.
+//   tflops_per_gpu = model FLOPs (no recompute) / (gpus step); mfu against the dense peak of the
+//   precision; hfu with recompute FLOPs.
+#pragma once
+
+#include "hardware/cluster.hpp"
+#include "model/spec.hpp"
+#include "model/step_costs.hpp"
+
+namespace trainsim::model {
+
+struct StepEstimate {
+  double step_s = 0;
+  double compute_s = 0;         // m (tf + tb) on the slowest stage, + per-step overhead
+  double bubble_s = 0;
+  double exposed_comm_s = 0;    // pp_comm_s + exposed part of dp_comm_s
+  double optimizer_s = 0;
+  double pp_comm_s = 0;
+  double dp_comm_s = 0;         // whole DP sync time (exposed or not)
+  double tflops_per_gpu = 0;    // model FLOP/s per GPU (SI, despite the name): model FLOPs / (gpus * step_s)
+  double mfu = 0;
+  double hfu = 0;
+};
+
+// Megatron's default gradient bucket, in parameters.
+inline constexpr double kGradBucketParams = 40e6;
+
+// REQUIRES: the spec is validated (divisibility, ranges).
+StepEstimate estimate_step(const ModelSpec& model, const ParallelSpec& par, const TrainingSpec& train,
+                           const hardware::ClusterSpec& cluster);
+// Same from costs already computed (with the constants they were computed with).
+StepEstimate estimate_step(const StepCosts& costs, const ModelSpec& model, const ParallelSpec& par,
+                           const TrainingSpec& train, const hardware::ClusterSpec& cluster);
+StepEstimate estimate_step(const StepCosts& costs, const ModelSpec& model, const ParallelSpec& par,
+                           const TrainingSpec& train, const hardware::ClusterSpec& cluster,
+                           const Calibration& calibration);
+
+// Time of the DP gradient sync (one all-reduce or RS + AG) of `bytes` per GPU over the replicas.
+double dp_sync_time_s(double bytes, const ParallelSpec& par, const hardware::ClusterSpec& cluster);
+double dp_sync_time_s(double bytes, const ParallelSpec& par, const hardware::ClusterSpec& cluster,
+                      const Calibration& calibration);
+
+}  // namespace trainsim::model

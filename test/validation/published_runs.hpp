@@ -1,0 +1,228 @@
+// Scenarios built from ../shared/reference/published_runs.yaml and the prediction the simulator's
+// closed form makes for each, in the metric the source printed. Shared by published_runs_test.cpp
+// (and by calibration searches, which pass their own constants).
+//
+// Which entries are used (COMPLETE): no `kind` (estimates and reliability statistics are not runs);
+// model.layers, hidden, heads, seq_len numbers; a known GPU and a count; parallelism tp, pp, dp
+// numbers (cp 1 when absent) whose product with cp is the count; global_batch_seqs a number; a
+// measured figure: tflops_per_gpu (Megatron SC21), model_tflops_per_gpu (NeMo) or step_time_s
+// (Korthikanti). This leaves out the SC21 Table 2 ZeRO-3 rows (tp/pp "n/a": DeepSpeed, model-parallel
+// column ambiguous), GPT-3 5B/20B NeMo rows (no dims), GPT-NeoX (throughput unverified), the
+// Korthikanti 530B dp8 row (batch unverified).
+//
+// Defaults for what an entry leaves out, one rule per source, never per row:
+//  - Architecture: arch "Llama ..." = swiglu with the public Llama 2/3 ffn sizes and vocab (32000 for
+//    Llama 2, 128256 for Llama 3); "Nemotron" = squared-ReLU MLP (2 GEMMs, like gelu), ffn 4h, vocab
+//    256000; otherwise GPT: gelu, ffn 4h, vocab 51200, learned positions. kv_heads = heads when absent.
+//  - Cluster: 8 GPUs per node on NVSwitch; A100: 300 GB/s per direction, 8 x HDR 200 Gb/s per node
+//    (Selene); H100: 450 GB/s, 8 x NDR 400 Gb/s (DGX H100). Latencies 1 us intra, 5 us inter.
+//  - micro_batch 1 when absent.
+//  - Megatron SC21 and Korthikanti (A100, Megatron-LM 2021/22): 16-bit; full recompute (SC21 Eq.3
+//    assumes it) unless the entry says selective; sequence parallel only where the entry says so;
+//    plain DDP (zero 0) whose gradient all-reduce runs after the backward (no overlap in Megatron-LM
+//    of that time); pipelines interleaved with 3 chunks per device when layers/pp allows it
+//    (Korthikanti: "3 stages per device"), else 2, else 1F1B; interleaving also needs m % pp == 0;
+//    no flash attention and no TP communication overlap (neither existed in Megatron-LM then).
+//  - NeMo 24.07 (H100): FP8, no recompute, sequence parallel when tp > 1, distributed optimizer
+//    (zero 1) with overlapped gradient reduce, interleaved when virtual_pp > 1.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <cmath>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hardware/cluster.hpp"
+#include "hardware/gpu.hpp"
+#include "model/compute.hpp"
+#include "model/flops.hpp"
+#include "model/spec.hpp"
+#include "model/step_costs.hpp"
+#include "model/step_estimate.hpp"
+
+namespace trainsim::validation {
+
+enum class Metric {
+  kHardwareTflops,  // Megatron SC21: Eq.3 FLOPs (with full recompute) / (n * step)
+  kModelTflops,     // NeMo: model FLOPs / (n * step)
+  kStepTime,        // Korthikanti: iteration time; compared as model FLOPs / (n * step)
+};
+
+struct PublishedRun {
+  std::string id;
+  model::ModelSpec model;
+  model::ParallelSpec par;
+  model::TrainingSpec train;
+  hardware::ClusterSpec cluster;
+  Metric metric = Metric::kModelTflops;
+  double measured_tflops = 0;  // per GPU, in the source's definition (step time converted for kStepTime)
+};
+
+namespace detail {
+
+inline std::optional<double> number(const YAML::Node& n) {
+  if (!n || !n.IsScalar()) return std::nullopt;
+  try {
+    return n.as<double>();
+  } catch (const YAML::Exception&) {
+    return std::nullopt;
+  }
+}
+
+inline std::string text(const YAML::Node& n) { return n && n.IsScalar() ? n.as<std::string>() : ""; }
+
+inline bool contains(const std::string& s, const char* what) { return s.find(what) != std::string::npos; }
+
+// Public model-card facts for the Llama rows that do not list them.
+inline void fill_llama(model::ModelSpec& m, const std::string& arch) {
+  m.ffn = model::Ffn::kSwiglu;
+  const bool llama3 = contains(arch, "Llama 3");
+  if (m.vocab == 0) m.vocab = llama3 ? 128256 : 32000;
+  if (m.ffn_hidden == 0) {
+    if (m.hidden == 4096) m.ffn_hidden = llama3 ? 14336 : 11008;
+    if (m.hidden == 5120) m.ffn_hidden = 13824;
+    if (m.hidden == 8192) m.ffn_hidden = 28672;
+  }
+}
+
+inline int64_t interleave_chunks(const model::ModelSpec& m, const model::ParallelSpec& p, int64_t micro_batches) {
+  if (p.pp <= 1 || micro_batches % p.pp != 0) return 1;
+  for (int64_t v : {3, 2})
+    if ((m.layers / p.pp) % v == 0 && m.layers % p.pp == 0) return v;
+  return 1;
+}
+
+}  // namespace detail
+
+// The complete entries of the file, as scenarios. Throws YAML::Exception if the file is unreadable.
+inline std::vector<PublishedRun> load_published_runs(const std::string& path) {
+  using detail::number;
+  using detail::text;
+  std::vector<PublishedRun> out;
+  const YAML::Node root = YAML::LoadFile(path);
+  for (const YAML::Node& e : root["runs"]) {
+    if (e["kind"]) continue;
+    const YAML::Node m = e["model"], hw = e["hardware"], par = e["parallelism"], meas = e["measured"];
+    if (!m || !hw || !par || !meas) continue;
+    const auto layers = number(m["layers"]), hidden = number(m["hidden"]), heads = number(m["heads"]),
+               seq = number(m["seq_len"]);
+    const auto count = number(hw["count"]);
+    const auto tp = number(par["tp"]), pp = number(par["pp"]), dp = number(par["dp"]);
+    const auto gb = number(par["global_batch_seqs"]);
+    if (!layers || !hidden || !heads || !seq || !count || !tp || !pp || !dp || !gb) continue;
+
+    PublishedRun r;
+    r.id = text(e["id"]);
+    const std::string gpu = text(hw["gpu"]);
+    std::optional<hardware::GpuSpec> spec;
+    if (detail::contains(gpu, "A100") && detail::contains(gpu, "80")) spec = hardware::find_gpu("a100-80gb");
+    if (detail::contains(gpu, "H100")) spec = hardware::find_gpu("h100-sxm");
+    if (!spec) continue;
+
+    const std::string source = text(e["source"]["primary"]);
+    const bool nemo = detail::contains(source, "NeMo");
+    const bool korthikanti = detail::contains(source, "Korthikanti");
+    const bool megatron = detail::contains(source, "Narayanan");
+
+    // Measured figure and its definition.
+    if (megatron && number(meas["tflops_per_gpu"])) {
+      r.metric = Metric::kHardwareTflops;
+      r.measured_tflops = *number(meas["tflops_per_gpu"]);
+    } else if (nemo && number(meas["model_tflops_per_gpu"])) {
+      r.metric = Metric::kModelTflops;
+      r.measured_tflops = *number(meas["model_tflops_per_gpu"]);
+    } else if (korthikanti && number(meas["step_time_s"])) {
+      r.metric = Metric::kStepTime;
+    } else {
+      continue;
+    }
+
+    // Model.
+    const std::string arch = text(m["arch"]);
+    r.model.layers = static_cast<int64_t>(*layers);
+    r.model.hidden = static_cast<int64_t>(*hidden);
+    r.model.heads = static_cast<int64_t>(*heads);
+    r.model.kv_heads = static_cast<int64_t>(number(m["kv_heads"]).value_or(*heads));
+    r.model.seq_len = static_cast<int64_t>(*seq);
+    r.model.vocab = static_cast<int64_t>(number(m["vocab"]).value_or(0));
+    r.model.ffn_hidden = static_cast<int64_t>(number(m["ffn_hidden"]).value_or(0));
+    if (detail::contains(arch, "Llama")) {
+      detail::fill_llama(r.model, arch);
+    } else if (detail::contains(arch, "Nemotron")) {
+      r.model.ffn = model::Ffn::kGelu;
+      if (r.model.vocab == 0) r.model.vocab = 256000;
+    } else {
+      r.model.ffn = model::Ffn::kGelu;
+      r.model.learned_position_embedding = true;
+      if (r.model.vocab == 0) r.model.vocab = 51200;
+    }
+    if (r.model.ffn_hidden == 0) r.model.ffn_hidden = 4 * r.model.hidden;
+
+    // Cluster.
+    r.cluster.gpu = *spec;
+    r.cluster.gpus_per_node = 8;
+    r.cluster.nics_per_node = 8;
+    r.cluster.intra_fabric = hardware::IntraFabric::kNvswitch;
+    r.cluster.intra_bandwidth_Bps = spec->nvlink_bandwidth_Bps;  // 300 (A100) / 450 (H100) GB/s
+    r.cluster.nic_bandwidth_Bps = spec->name == "h100-sxm" ? 400e9 / 8 : 200e9 / 8;
+    r.cluster.intra_latency_s = 1e-6;
+    r.cluster.inter_latency_s = 5e-6;
+    r.cluster.nodes = std::max<int64_t>(1, static_cast<int64_t>(*count) / 8);
+
+    // Parallelism and training.
+    r.par.tp = static_cast<int64_t>(*tp);
+    r.par.pp = static_cast<int64_t>(*pp);
+    r.par.dp = static_cast<int64_t>(*dp);
+    r.par.cp = static_cast<int64_t>(number(par["cp"]).value_or(1));
+    if (r.par.gpus() != static_cast<int64_t>(*count)) continue;
+    r.par.micro_batch = static_cast<int64_t>(number(par["microbatch"]).value_or(1));
+    r.train.global_batch = static_cast<int64_t>(*gb);
+    const int64_t micro_batches = r.train.micro_batches(r.par);
+    if (nemo) {
+      r.train.precision = model::Precision::kFp8;
+      r.par.recompute = model::Recompute::kNone;
+      r.par.sequence_parallel = r.par.tp > 1;
+      r.par.zero = 1;
+      r.par.overlap_grad_reduce = true;
+      const int64_t v = static_cast<int64_t>(number(par["virtual_pp"]).value_or(1));
+      r.par.schedule = v > 1 ? model::Schedule::kInterleaved : model::Schedule::k1F1B;
+      r.par.virtual_stages = v;
+    } else {
+      r.train.precision = model::Precision::kBf16;
+      r.par.recompute = detail::contains(text(par["recompute"]), "selective") ? model::Recompute::kSelective
+                                                                               : model::Recompute::kFull;
+      r.par.sequence_parallel = par["sequence_parallel"] && par["sequence_parallel"].as<bool>();
+      r.par.zero = 0;
+      r.par.overlap_grad_reduce = false;
+      r.train.flash_attention = false;
+      r.train.tp_comm_overlap = false;
+      const int64_t v = detail::interleave_chunks(r.model, r.par, micro_batches);
+      r.par.schedule = v > 1 ? model::Schedule::kInterleaved : model::Schedule::k1F1B;
+      r.par.virtual_stages = v;
+    }
+    if (r.metric == Metric::kStepTime)
+      r.measured_tflops = model::model_flops_per_step(r.model, r.train.global_batch) /
+                          (static_cast<double>(*count) * *number(meas["step_time_s"])) / 1e12;
+    out.push_back(r);
+  }
+  return out;
+}
+
+// Predicted TFLOP/s per GPU in the run's own definition.
+inline double predict_tflops(const PublishedRun& r, const model::Calibration& c = model::default_calibration()) {
+  const model::StepCosts costs = model::compute_step_costs(r.model, r.par, r.train, r.cluster, c);
+  const model::StepEstimate e = model::estimate_step(costs, r.model, r.par, r.train, r.cluster, c);
+  const double gpus = static_cast<double>(r.par.gpus());
+  if (r.metric == Metric::kHardwareTflops)
+    return model::megatron_eq3_flops(r.model, r.train.global_batch) / (gpus * e.step_s) / 1e12;
+  return e.tflops_per_gpu / 1e12;
+}
+
+// Rows kept out of the fit while tuning, reported separately (one per source family).
+inline bool held_out(const std::string& id) {
+  return id == "megatron_sc21_t1_145.6B" || id == "korthikanti22_530B_seqpar_selective" || id == "nemo2407_llama3_70b";
+}
+
+}  // namespace trainsim::validation
