@@ -307,13 +307,16 @@ void apply_overrides(YAML::Node& root, const std::vector<Override>& overrides, L
       const YAML::Node& const_cur = cur;
       YAML::Node child = const_cur[seg];
       if (!child.IsDefined() || child.IsNull()) {
+        // `child` may be a zombie (invalid) node, which yaml-cpp refuses to rebind: take a fresh one.
         cur[seg] = YAML::Node(YAML::NodeType::Map);
         locs.add_override(path, index, col, col);
-        child.reset(const_cur[seg]);
+        YAML::Node created = const_cur[seg];
+        cur.reset(created);
       } else if (!child.IsMap()) {
         fail({"--set", index, col}, "cannot set " + o.key + ": " + path + " is not a map");
+      } else {
+        cur.reset(child);
       }
-      cur.reset(child);
     }
     const auto& [last, last_col] = segments.back();
     path += (path.empty() ? "" : ".") + last;
