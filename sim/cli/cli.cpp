@@ -1,11 +1,115 @@
 #include "cli/cli.hpp"
 
+#include <CLI/CLI.hpp>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
 #include <cstdio>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "cli/batch.hpp"
+#include "cli/memory_command.hpp"
+#include "cli/run_command.hpp"
+#include "cli/sweep_command.hpp"
+#include "cli/variance_command.hpp"
+#include "config/scenario.hpp"
+#include "util/error.hpp"
 
 namespace trainsim::cli {
 
 int main(int argc, char** argv) {
-  std::fprintf(stderr, "trainsim: not built yet\n");
+  CLI::App app{"trainsim: discrete-event simulator of LLM training runs on GPU clusters (SimGrid)", "trainsim"};
+  app.set_version_flag("--version", std::string("trainsim ") + TRAINSIM_VERSION);
+  app.require_subcommand(1);
+
+  RunOptions run;
+  auto* run_cmd = app.add_subcommand("run", "simulate training steps and project the whole run");
+  run_cmd->add_option("scenario", run.scenario, "scenario YAML")->required();
+  run_cmd->add_option("--steps", run.steps, "steps to simulate (default: training.steps)")->check(CLI::Range(int64_t{1}, int64_t{100000000}));
+  run_cmd->add_option("--seed", run.seed, "random seed (contention, stragglers)");
+  run_cmd->add_option("--set", run.sets, "override a scenario key: --set model.layers=80 (repeatable)");
+  run_cmd->add_option("--json", run.json_path, "write the JSON report (- = standard output)");
+  run_cmd->add_option("--csv", run.csv_path, "write one CSV row per simulated step");
+  run_cmd->add_option("--trace", run.trace_path, "write a Chrome/Perfetto trace of the first steps");
+  run_cmd->add_option("--trace-steps", run.trace_steps, "steps recorded in --trace (default 2)")->check(CLI::Range(int64_t{1}, int64_t{1000}));
+  run_cmd->add_option("--fidelity", run.fidelity, "auto | full | symmetric")->check(CLI::IsMember({"auto", "full", "symmetric"}));
+  run_cmd->add_flag("--quiet", run.quiet, "no progress on standard error");
+
+  SweepOptions sweep;
+  auto* sweep_cmd = app.add_subcommand("sweep", "re-run the scenario at several node counts and find where scaling goes sublinear");
+  sweep_cmd->add_option("scenario", sweep.scenario, "scenario YAML")->required();
+  sweep_cmd->add_option("--nodes", sweep.nodes, "node counts: 8,16,32 or a range 8..2048 (powers of two)")->required();
+  sweep_cmd->add_option("--jobs", sweep.jobs, "points run in parallel processes (default: number of cores)");
+  sweep_cmd->add_option("--json", sweep.json_path, "write the JSON report (- = standard output)");
+  sweep_cmd->add_option("--csv", sweep.csv_path, "write one CSV row per point");
+  sweep_cmd->add_option("--set", sweep.sets, "override a scenario key (repeatable)");
+  sweep_cmd->add_option("--scaling", sweep.scaling, "strong (keep global batch) | weak (keep batch per replica)")->check(CLI::IsMember({"strong", "weak"}));
+  sweep_cmd->add_option("--threshold", sweep.threshold, "scaling efficiency below which the knee is reported (default 0.9)")->check(CLI::Range(0.0, 1.0));
+  sweep_cmd->add_option("--steps", sweep.steps, "steps simulated per point (default: training.steps)")->check(CLI::Range(int64_t{1}, int64_t{100000000}));
+  sweep_cmd->add_option("--resume", sweep.resume_path, "results file: finished points are kept and not recomputed");
+  sweep_cmd->add_flag("--quiet", sweep.quiet, "no progress on standard error");
+
+  VarianceOptions variance;
+  auto* var_cmd = app.add_subcommand("variance", "run independent seeds and report the run-to-run distribution");
+  var_cmd->add_option("scenario", variance.scenario, "scenario YAML")->required();
+  var_cmd->add_option("--runs", variance.runs, "independent runs (seeds)")->required()->check(CLI::Range(int64_t{1}, int64_t{100000}));
+  var_cmd->add_option("--seed", variance.seed, "first seed (runs use seed, seed+1, ...)");
+  var_cmd->add_option("--jobs", variance.jobs, "runs in parallel processes (default: number of cores)");
+  var_cmd->add_option("--json", variance.json_path, "write the JSON report (- = standard output)");
+  var_cmd->add_option("--set", variance.sets, "override a scenario key (repeatable)");
+  var_cmd->add_option("--steps", variance.steps, "steps simulated per run (default: training.steps)")->check(CLI::Range(int64_t{1}, int64_t{100000000}));
+  var_cmd->add_flag("--quiet", variance.quiet, "no progress on standard error");
+
+  std::string mem_scenario, mem_json;
+  std::vector<std::string> mem_sets;
+  auto* mem_cmd = app.add_subcommand("memory", "does it fit: memory per GPU, what takes it, what to change");
+  mem_cmd->add_option("scenario", mem_scenario, "scenario YAML")->required();
+  mem_cmd->add_option("--set", mem_sets, "override a scenario key (repeatable)");
+  mem_cmd->add_option("--json", mem_json, "write the JSON report (- = standard output)");
+
+  // Internal: one sweep point / variance run in a child process (the parent passes the scenario).
+  WorkerOptions worker;
+  auto* worker_cmd = app.add_subcommand("worker", "")->group("");
+  worker_cmd->add_option("scenario", worker.scenario)->required();
+  worker_cmd->add_option("--set", worker.sets);
+  worker_cmd->add_option("--seed", worker.seed);
+  worker_cmd->add_option("--steps", worker.steps);
+  worker_cmd->add_option("--out", worker.out_path)->required();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {
+    return app.exit(e);  // --help, --version
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return 2;
+  }
+
+  spdlog::set_pattern("%v");
+  try {
+    if (*run_cmd) return run_command(run);
+    if (*sweep_cmd) return sweep_command(sweep, argv[0]);
+    if (*var_cmd) return variance_command(variance, argv[0]);
+    if (*worker_cmd) return worker_command(worker);
+    if (*mem_cmd) {
+      const auto scenario = config::load_scenario(mem_scenario, parse_overrides(mem_sets));
+      return run_memory_command(scenario, mem_json);
+    }
+  } catch (const util::InputError& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 2;
+  } catch (const util::InfeasibleError& e) {
+    std::fprintf(stderr, "trainsim: %s\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    // Not the user's input: a bug or a resource problem. Distinct from 1 and 2 on purpose.
+    std::fprintf(stderr, "trainsim: internal error: %s\n", e.what());
+    return 3;
+  }
   return 2;
 }
 

@@ -1,0 +1,114 @@
+#include "cli/batch.hpp"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "cli/run_command.hpp"
+#include "util/output.hpp"
+
+extern char** environ;
+
+namespace trainsim::cli {
+
+int worker_command(const WorkerOptions& w) {
+  const auto scenario = config::load_scenario(w.scenario, parse_overrides(w.sets));
+  SimulateOptions so;
+  so.steps = w.steps;
+  so.seed = w.seed;
+  Outcome out = simulate_scenario(scenario, so);
+  nlohmann::json j;
+  j["ok"] = out.fits;
+  if (!out.fits) {
+    j["reason"] = out.infeasible_reason;
+    j["report"] = infeasible_json(out);
+  } else {
+    j["report"] = report::to_json(out.summary);
+    std::vector<double> times;
+    for (const auto& s : out.run.steps) times.push_back(s.time_s);
+    j["step_times"] = times;
+  }
+  util::write_output(w.out_path, j.dump() + "\n");
+  return 0;
+}
+
+int64_t core_count() {
+  const long n = ::sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? n : 1;
+}
+
+std::vector<JobResult> run_jobs(const std::string& self, const std::vector<Job>& jobs, int64_t parallel,
+                                const std::function<void(size_t, const JobResult&)>& on_done) {
+  if (parallel <= 0) parallel = core_count();
+  std::vector<JobResult> results(jobs.size());
+  const auto dir = std::filesystem::temp_directory_path() / ("trainsim-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::map<pid_t, size_t> running;
+  size_t next = 0;
+  auto out_of = [&](size_t i) { return (dir / ("job-" + std::to_string(i) + ".json")).string(); };
+  auto err_of = [&](size_t i) { return (dir / ("job-" + std::to_string(i) + ".err")).string(); };
+  while (next < jobs.size() || !running.empty()) {
+    while (next < jobs.size() && static_cast<int64_t>(running.size()) < parallel) {
+      std::vector<std::string> args = {self, "worker"};
+      args.insert(args.end(), jobs[next].args.begin(), jobs[next].args.end());
+      args.push_back("--out");
+      args.push_back(out_of(next));
+      std::vector<char*> argv;
+      for (auto& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      posix_spawn_file_actions_t fa;
+      posix_spawn_file_actions_init(&fa);
+      posix_spawn_file_actions_addopen(&fa, 2, err_of(next).c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+      pid_t pid = 0;
+      const int rc = posix_spawn(&pid, self.c_str(), &fa, nullptr, argv.data(), environ);
+      posix_spawn_file_actions_destroy(&fa);
+      if (rc != 0) {
+        results[next].error = "cannot start " + self;
+        if (on_done) on_done(next, results[next]);
+      } else {
+        running[pid] = next;
+      }
+      ++next;
+    }
+    if (running.empty()) continue;
+    int status = 0;
+    const pid_t pid = ::waitpid(-1, &status, 0);
+    if (pid <= 0) break;
+    auto it = running.find(pid);
+    if (it == running.end()) continue;
+    const size_t i = it->second;
+    running.erase(it);
+    JobResult& r = results[i];
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    std::ifstream in(out_of(i));
+    if (r.exit_code == 0 && in) {
+      std::stringstream ss;
+      ss << in.rdbuf();
+      r.result = nlohmann::json::parse(ss.str(), nullptr, false);
+      r.ran = !r.result.is_discarded();
+    }
+    if (!r.ran) {
+      std::ifstream err(err_of(i));
+      std::stringstream ss;
+      ss << err.rdbuf();
+      r.error = ss.str();
+      while (!r.error.empty() && (r.error.back() == '\n' || r.error.back() == '\r')) r.error.pop_back();
+      if (r.error.empty()) r.error = "worker exited with code " + std::to_string(r.exit_code);
+    }
+    if (on_done) on_done(i, r);
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+  return results;
+}
+
+}  // namespace trainsim::cli

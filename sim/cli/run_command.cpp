@@ -1,0 +1,147 @@
+#include "cli/run_command.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <string>
+
+#include "engine/step_engine.hpp"
+#include "model/memory.hpp"
+#include "model/transformer.hpp"
+#include "util/error.hpp"
+#include "util/output.hpp"
+#include "util/units.hpp"
+
+namespace trainsim::cli {
+namespace {
+
+volatile std::sig_atomic_t g_interrupted = 0;
+extern "C" void on_sigint(int) { g_interrupted = 1; }
+
+// Steps done, rate and ETA on stderr: in place on a terminal, a line every 5 s otherwise.
+class Progress {
+ public:
+  explicit Progress(bool enabled) : enabled_(enabled), tty_(::isatty(2) != 0), start_(Clock::now()), last_(start_) {}
+  void update(int64_t done, int64_t total) {
+    if (!enabled_) return;
+    const auto now = Clock::now();
+    const double since = std::chrono::duration<double>(now - last_).count();
+    if (done < total && since < (tty_ ? 0.25 : 5.0)) return;
+    last_ = now;
+    const double elapsed = std::chrono::duration<double>(now - start_).count();
+    const double rate = elapsed > 0 ? static_cast<double>(done) / elapsed : 0;
+    const double eta = rate > 0 ? static_cast<double>(total - done) / rate : 0;
+    std::fprintf(stderr, "%s  step %lld/%lld (%3.0f%%)  %.1f steps/s  ETA %s%s", tty_ ? "\r" : "",
+                 static_cast<long long>(done), static_cast<long long>(total), 100.0 * static_cast<double>(done) / static_cast<double>(total),
+                 rate, util::format_duration(eta).c_str(), tty_ ? "   " : "\n");
+    if (tty_ && done == total) std::fprintf(stderr, "\n");
+    std::fflush(stderr);
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  bool enabled_;
+  bool tty_;
+  Clock::time_point start_, last_;
+};
+
+config::Fidelity parse_fidelity(const std::string& s) {
+  if (s == "full") return config::Fidelity::kFull;
+  if (s == "symmetric") return config::Fidelity::kSymmetric;
+  return config::Fidelity::kAuto;
+}
+
+}  // namespace
+
+std::vector<config::Override> parse_overrides(const std::vector<std::string>& sets) {
+  std::vector<config::Override> out;
+  for (const auto& s : sets) out.push_back(config::parse_override(s));
+  return out;
+}
+
+Outcome simulate_scenario(const config::Scenario& scenario, const SimulateOptions& options) {
+  Outcome out;
+  out.scenario = scenario;
+  const auto mem = model::memory_per_gpu(scenario.model, scenario.parallel, scenario.training);
+  const double cap = scenario.cluster.gpu.hbm_bytes;
+  if (mem.total() > cap) {
+    out.fits = false;
+    out.infeasible_reason = "does not fit: the busiest GPU needs " + util::format_bytes(mem.total()) + " of " +
+                            util::format_bytes(cap) + " (weights " + util::format_bytes(mem.weights) + ", gradients " +
+                            util::format_bytes(mem.gradients) + ", optimizer " + util::format_bytes(mem.optimizer) +
+                            ", activations " + util::format_bytes(mem.activations) + ", other " +
+                            util::format_bytes(mem.other) + "); `trainsim memory` shows what would fit";
+    out.summary.name = scenario.name;
+    out.summary.gpus = scenario.cluster.gpus();
+    out.summary.params = model::count_params(scenario.model).total;
+    out.summary.memory = mem;
+    out.summary.capacity_bytes = cap;
+    return out;
+  }
+  out.costs = model::compute_step_costs(scenario.model, scenario.parallel, scenario.training, scenario.cluster);
+  engine::EngineOptions eo;
+  eo.steps = options.steps > 0 ? options.steps : scenario.training.steps;
+  eo.seed = options.seed;
+  eo.fidelity = options.fidelity;
+  eo.trace_steps = options.trace_steps;
+  Progress progress(options.progress);
+  eo.on_step = [&progress](int64_t done, int64_t total) { progress.update(done, total); };
+  if (options.handle_sigint) {
+    g_interrupted = 0;
+    std::signal(SIGINT, on_sigint);
+    eo.stop = &g_interrupted;
+  }
+  out.run = engine::simulate(scenario, out.costs, eo);
+  if (options.handle_sigint) std::signal(SIGINT, SIG_DFL);
+  out.summary = report::summarize(scenario, out.costs, out.run, options.seed);
+  return out;
+}
+
+nlohmann::json infeasible_json(const Outcome& o) {
+  nlohmann::json j = report::to_json(o.summary);
+  nlohmann::json out;
+  for (const char* k : {"scenario", "gpus", "model", "memory"}) out[k] = j[k];
+  out["feasible"] = false;
+  out["infeasible_reason"] = o.infeasible_reason;
+  out["bottleneck"] = "memory";
+  out["bottleneck_reason"] = o.infeasible_reason;
+  return out;
+}
+
+int run_command(const RunOptions& opt) {
+  const auto scenario = config::load_scenario(opt.scenario, parse_overrides(opt.sets));
+  SimulateOptions so;
+  so.steps = opt.steps;
+  so.seed = opt.seed;
+  so.trace_steps = opt.trace_path.empty() ? 0 : opt.trace_steps;
+  so.fidelity = parse_fidelity(opt.fidelity);
+  so.progress = !opt.quiet;
+  so.handle_sigint = true;
+  const bool json_stdout = opt.json_path == "-";
+  std::FILE* console = json_stdout ? stderr : stdout;
+  Outcome out = simulate_scenario(scenario, so);
+  if (!out.fits) {
+    std::fprintf(stderr, "trainsim: %s: %s\n", scenario.name.c_str(), out.infeasible_reason.c_str());
+    if (!opt.json_path.empty()) util::write_output(opt.json_path, infeasible_json(out).dump(2) + "\n");
+    return 1;
+  }
+  if (out.run.interrupted) {
+    // Ctrl-C: the statistics of the steps done so far, and no output files.
+    std::fprintf(stderr, "\ninterrupted after %zu of %lld steps\n", out.run.steps.size(),
+                 static_cast<long long>(so.steps > 0 ? so.steps : scenario.training.steps));
+    if (!out.run.steps.empty()) std::fputs(report::console_table(out.summary).c_str(), stderr);
+    return 130;
+  }
+  auto json = report::to_json(out.summary);
+  json["fidelity"] = out.run.fidelity;
+  std::fputs(report::console_table(out.summary).c_str(), console);
+  if (!opt.json_path.empty()) util::write_output(opt.json_path, json.dump(2) + "\n");
+  if (!opt.csv_path.empty()) util::write_output(opt.csv_path, report::steps_csv(out.run));
+  if (!opt.trace_path.empty()) util::write_output(opt.trace_path, report::chrome_trace(out.run));
+  return 0;
+}
+
+}  // namespace trainsim::cli

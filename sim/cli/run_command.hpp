@@ -1,0 +1,59 @@
+// `trainsim run` and the shared path every subcommand takes to simulate one scenario.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "config/scenario.hpp"
+#include "engine/result.hpp"
+#include "model/step_costs.hpp"
+#include "report/run_report.hpp"
+
+namespace trainsim::cli {
+
+struct RunOptions {
+  std::string scenario;
+  int64_t steps = 0;             // 0 = training.steps from the scenario
+  uint64_t seed = 1;
+  std::vector<std::string> sets;
+  std::string json_path;         // "" = none, "-" = stdout (then nothing else goes there)
+  std::string csv_path;
+  std::string trace_path;
+  int64_t trace_steps = 2;
+  std::string fidelity = "auto";
+  bool quiet = false;
+};
+
+// Exit codes: 0 ok, 1 infeasible (does not fit: the report says why), 2 bad input, 130 SIGINT.
+int run_command(const RunOptions& options);
+
+// Parses --set texts (throws util::InputError).
+std::vector<config::Override> parse_overrides(const std::vector<std::string>& sets);
+
+// Everything one simulated scenario produced.
+struct Outcome {
+  config::Scenario scenario;
+  model::StepCosts costs;
+  engine::RunResult run;
+  report::RunSummary summary;
+  bool fits = true;
+  std::string infeasible_reason;  // when !fits: what does not fit and by how much
+};
+
+struct SimulateOptions {
+  int64_t steps = 0;
+  uint64_t seed = 1;
+  int64_t trace_steps = 0;
+  config::Fidelity fidelity = config::Fidelity::kAuto;
+  bool progress = false;  // steps done, rate, ETA on stderr
+  bool handle_sigint = false;
+};
+
+// Checks memory first (a scenario that does not fit is not simulated), then simulates.
+Outcome simulate_scenario(const config::Scenario& scenario, const SimulateOptions& options);
+
+// JSON for an infeasible scenario: the memory keys and the reason.
+nlohmann::json infeasible_json(const Outcome& outcome);
+
+}  // namespace trainsim::cli

@@ -1,0 +1,255 @@
+#include "cli/sweep_command.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "cli/batch.hpp"
+#include "cli/run_command.hpp"
+#include "config/scenario.hpp"
+#include "util/error.hpp"
+#include "util/output.hpp"
+
+namespace trainsim::cli {
+namespace {
+
+std::string self_exe(const char* argv0) {
+  std::error_code ec;
+  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string(argv0) : p.string();
+}
+
+int64_t parse_count(const std::string& s, const std::string& whole) {
+  size_t used = 0;
+  long long v = 0;
+  try {
+    v = std::stoll(s, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != s.size() || s.empty() || v < 1 || v > (1 << 20))
+    throw util::InputError("--nodes: '" + s + "' in '" + whole + "' is not a node count (1 to 1048576)");
+  return v;
+}
+
+struct Point {
+  int64_t nodes = 0;
+  int64_t dp = 0;
+  int64_t global_batch = 0;
+  bool ok = false;
+  std::string reason;
+  nlohmann::json report;
+};
+
+}  // namespace
+
+std::vector<int64_t> parse_node_list(const std::string& text) {
+  std::vector<int64_t> out;
+  const auto dots = text.find("..");
+  if (dots != std::string::npos) {
+    const int64_t lo = parse_count(text.substr(0, dots), text);
+    const int64_t hi = parse_count(text.substr(dots + 2), text);
+    if (lo > hi) throw util::InputError("--nodes: empty range '" + text + "' (the first count is larger than the last)");
+    for (int64_t n = 1; n <= hi; n *= 2)
+      if (n >= lo) out.push_back(n);
+    if (out.empty() || out.front() != lo) out.insert(out.begin(), lo);
+    if (out.back() != hi) out.push_back(hi);
+  } else {
+    std::stringstream ss(text);
+    std::string item;
+    while (std::getline(ss, item, ',')) out.push_back(parse_count(item, text));
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+  }
+  if (out.empty()) throw util::InputError("--nodes: no node counts in '" + text + "'");
+  return out;
+}
+
+int sweep_command(const SweepOptions& opt, const char* argv0) {
+  const auto nodes = parse_node_list(opt.nodes);
+  const auto base_overrides = parse_overrides(opt.sets);
+  const config::Scenario base = config::load_scenario(opt.scenario, base_overrides);
+  const auto& par = base.parallel;
+  const int64_t per_replica = par.tp * par.pp * par.cp;
+  const bool weak = opt.scaling == "weak";
+
+  // Build each point's scenario overrides and validate them here, so a point that is invalid
+  // (batch not divisible, replicas do not fill the nodes) is reported as infeasible, not dropped.
+  std::vector<Point> points(nodes.size());
+  std::vector<Job> jobs;
+  std::vector<size_t> job_point;
+  std::map<int64_t, nlohmann::json> resumed;
+  if (!opt.resume_path.empty()) {
+    std::ifstream in(opt.resume_path);
+    std::string line;
+    while (std::getline(in, line)) {
+      auto j = nlohmann::json::parse(line, nullptr, false);
+      if (!j.is_discarded() && j.contains("nodes") && j.value("scaling", "") == opt.scaling) resumed[j["nodes"].get<int64_t>()] = j;
+    }
+  }
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    Point& pt = points[i];
+    pt.nodes = nodes[i];
+    const int64_t gpus = nodes[i] * base.cluster.gpus_per_node;
+    if (gpus % per_replica != 0) {
+      pt.reason = std::to_string(gpus) + " GPUs do not hold whole replicas of tp*pp*cp = " + std::to_string(per_replica);
+      continue;
+    }
+    pt.dp = gpus / per_replica;
+    pt.global_batch = weak ? base.training.global_batch / par.dp * pt.dp : base.training.global_batch;
+    if (weak && base.training.global_batch % par.dp != 0) {
+      pt.reason = "weak scaling needs global_batch divisible by the scenario's dp";
+      continue;
+    }
+    std::vector<std::string> sets = opt.sets;
+    sets.push_back("cluster.nodes=" + std::to_string(pt.nodes));
+    sets.push_back("parallel.dp=" + std::to_string(pt.dp));
+    sets.push_back("training.global_batch=" + std::to_string(pt.global_batch));
+    try {
+      config::load_scenario(opt.scenario, parse_overrides(sets));
+    } catch (const util::InputError& e) {
+      pt.reason = e.message();
+      continue;
+    }
+    if (auto it = resumed.find(pt.nodes); it != resumed.end()) {
+      pt.ok = it->second.value("ok", false);
+      pt.reason = it->second.value("reason", "");
+      pt.report = it->second.value("report", nlohmann::json::object());
+      continue;
+    }
+    Job job;
+    job.args = {opt.scenario};
+    for (const auto& s : sets) {
+      job.args.push_back("--set");
+      job.args.push_back(s);
+    }
+    if (opt.steps > 0) {
+      job.args.push_back("--steps");
+      job.args.push_back(std::to_string(opt.steps));
+    }
+    jobs.push_back(job);
+    job_point.push_back(i);
+  }
+
+  // Results file: one JSON line per finished point, appended as it finishes (so a killed sweep
+  // keeps what it finished; --resume reads them back).
+  std::ofstream resume_out;
+  if (!opt.resume_path.empty()) resume_out.open(opt.resume_path, std::ios::app);
+  size_t finished = 0;
+  run_jobs(self_exe(argv0), jobs, opt.jobs, [&](size_t j, const JobResult& r) {
+    Point& pt = points[job_point[j]];
+    if (r.ran) {
+      pt.ok = r.result.value("ok", false);
+      pt.reason = r.result.value("reason", "");
+      pt.report = r.result["report"];
+    } else {
+      pt.reason = "simulation failed: " + r.error;
+    }
+    if (resume_out && r.ran) {
+      nlohmann::json line = {{"nodes", pt.nodes}, {"scaling", opt.scaling}, {"ok", pt.ok}, {"reason", pt.reason}, {"report", pt.report}};
+      resume_out << line.dump() << "\n" << std::flush;
+    }
+    ++finished;
+    if (!opt.quiet)
+      std::fprintf(stderr, "  point %zu/%zu: %lld nodes %s\n", finished, jobs.size(), static_cast<long long>(pt.nodes),
+                   pt.ok ? "done" : ("infeasible: " + pt.reason).c_str());
+  });
+
+  // Scaling efficiency vs the smallest feasible point: per-GPU throughput ratio.
+  nlohmann::json jpoints = nlohmann::json::array();
+  const Point* ref = nullptr;
+  for (const auto& pt : points)
+    if (pt.ok) {
+      ref = &pt;
+      break;
+    }
+  nlohmann::json knee = nullptr;
+  std::string knee_reason;
+  std::string table;
+  char buf[512];
+  std::snprintf(buf, sizeof buf, "  %7s %7s %6s %11s %13s %9s %7s %8s %8s %9s  %s\n", "nodes", "GPUs", "dp", "step (s)",
+                "tokens/s", "TFLOP/s", "eff", "comm", "bubble", "sync", "bottleneck");
+  table += buf;
+  for (const auto& pt : points) {
+    nlohmann::json j = {{"nodes", pt.nodes}, {"gpus", pt.nodes * base.cluster.gpus_per_node}, {"dp", pt.dp},
+                        {"global_batch", pt.global_batch}, {"feasible", pt.ok}};
+    if (!pt.ok) {
+      j["reason"] = pt.reason;
+      std::snprintf(buf, sizeof buf, "  %7lld %7lld %6lld  infeasible: %s\n", static_cast<long long>(pt.nodes),
+                    static_cast<long long>(pt.nodes * base.cluster.gpus_per_node), static_cast<long long>(pt.dp), pt.reason.c_str());
+      table += buf;
+      jpoints.push_back(j);
+      continue;
+    }
+    const auto& r = pt.report;
+    const double step = r["step_time_s"]["mean"].get<double>();
+    const double tps = r["tokens_per_s"].get<double>();
+    const double gpus = static_cast<double>(pt.nodes * base.cluster.gpus_per_node);
+    const double ref_gpus = static_cast<double>(ref->nodes * base.cluster.gpus_per_node);
+    const double eff = (tps / gpus) / (ref->report["tokens_per_s"].get<double>() / ref_gpus);
+    const double comm = r["breakdown_s"]["exposed_comm"].get<double>() / step;
+    const double bubble = r["breakdown_s"]["bubble"].get<double>() / step;
+    j["step_time_s"] = step;
+    j["tokens_per_s"] = tps;
+    j["tflops_per_gpu"] = r["tflops_per_gpu"];
+    j["mfu"] = r["mfu"];
+    j["scaling_efficiency"] = eff;
+    j["exposed_comm_share"] = comm;
+    j["bubble_share"] = bubble;
+    j["sync_wait_fraction"] = r["sync_wait"]["fraction"];
+    j["bottleneck"] = r["bottleneck"];
+    j["bottleneck_reason"] = r["bottleneck_reason"];
+    j["micro_batches"] = r.value("micro_batches", 0);
+    j["projection_days"] = r["projection"]["days"];
+    if (knee.is_null() && eff < opt.threshold) {
+      knee = pt.nodes;
+      knee_reason = r["bottleneck"].get<std::string>() + ": " + r["bottleneck_reason"].get<std::string>();
+    }
+    std::snprintf(buf, sizeof buf, "  %7lld %7lld %6lld %11.3f %13.0f %9.1f %6.1f%% %7.1f%% %7.1f%% %8.1f%%  %s\n",
+                  static_cast<long long>(pt.nodes), static_cast<long long>(gpus), static_cast<long long>(pt.dp), step, tps,
+                  r["tflops_per_gpu"].get<double>(), 100 * eff, 100 * comm, 100 * bubble,
+                  100 * r["sync_wait"]["fraction"].get<double>(), r["bottleneck"].get<std::string>().c_str());
+    table += buf;
+    jpoints.push_back(j);
+  }
+  nlohmann::json out = {{"scenario", {{"name", base.name}}},
+                        {"scaling", opt.scaling},
+                        {"threshold", opt.threshold},
+                        {"points", jpoints},
+                        {"knee_nodes", knee},
+                        {"knee_reason", knee_reason},
+                        {"network_model", "CM02"}};
+  std::FILE* console = opt.json_path == "-" ? stderr : stdout;
+  std::fprintf(console, "trainsim sweep: %s (%s scaling, efficiency vs %lld nodes)\n\n%s\n", base.name.c_str(),
+               opt.scaling.c_str(), ref ? static_cast<long long>(ref->nodes) : 0LL, table.c_str());
+  if (knee.is_null())
+    std::fprintf(console, "  scaling efficiency stays above %.0f%% over the sweep\n", 100 * opt.threshold);
+  else
+    std::fprintf(console, "  knee: scaling efficiency falls below %.0f%% at %lld nodes (%s)\n", 100 * opt.threshold,
+                 static_cast<long long>(knee.get<int64_t>()), knee_reason.c_str());
+  if (!opt.json_path.empty()) util::write_output(opt.json_path, out.dump(2) + "\n");
+  if (!opt.csv_path.empty()) {
+    std::string csv = "nodes,gpus,dp,feasible,step_time_s,tokens_per_s,tflops_per_gpu,scaling_efficiency,exposed_comm_share,bubble_share,sync_wait_fraction\n";
+    for (const auto& j : jpoints) {
+      if (!j["feasible"].get<bool>()) {
+        std::snprintf(buf, sizeof buf, "%lld,%lld,%lld,0,,,,,,,\n", j["nodes"].get<long long>(), j["gpus"].get<long long>(), j["dp"].get<long long>());
+      } else {
+        std::snprintf(buf, sizeof buf, "%lld,%lld,%lld,1,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g\n", j["nodes"].get<long long>(),
+                      j["gpus"].get<long long>(), j["dp"].get<long long>(), j["step_time_s"].get<double>(),
+                      j["tokens_per_s"].get<double>(), j["tflops_per_gpu"].get<double>(), j["scaling_efficiency"].get<double>(),
+                      j["exposed_comm_share"].get<double>(), j["bubble_share"].get<double>(), j["sync_wait_fraction"].get<double>());
+      }
+      csv += buf;
+    }
+    util::write_output(opt.csv_path, csv);
+  }
+  return 0;
+}
+
+}  // namespace trainsim::cli

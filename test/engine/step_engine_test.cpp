@@ -1,0 +1,189 @@
+// Engine tests: hand-built step costs whose step time is known in closed form. Each test runs in
+// its own process (gtest_discover_tests): SimGrid allows one Engine per process.
+#include "engine/step_engine.hpp"
+
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+
+namespace trainsim::engine {
+namespace {
+
+// A cluster where latencies are negligible (1 ns) so closed forms hold to 0.1%.
+config::Scenario scenario(int64_t nodes, int64_t tp, int64_t pp, int64_t dp, model::Schedule schedule, int64_t v,
+                          int64_t micro_batches) {
+  config::Scenario sc;
+  sc.name = "engine-test";
+  sc.cluster.gpu = *hardware::find_gpu("h100-sxm");
+  sc.cluster.nodes = nodes;
+  sc.cluster.gpus_per_node = 8;
+  sc.cluster.intra_latency_s = 1e-9;
+  sc.cluster.inter_latency_s = 1e-9;
+  sc.cluster.nic_bandwidth_Bps = 50e9;  // 400 Gb/s
+  sc.cluster.nics_per_node = 8;
+  sc.parallel.tp = tp;
+  sc.parallel.pp = pp;
+  sc.parallel.dp = dp;
+  sc.parallel.schedule = schedule;
+  sc.parallel.virtual_stages = v;
+  sc.training.global_batch = micro_batches * dp;
+  return sc;
+}
+
+model::StepCosts costs(int64_t pp, int64_t v, int64_t m, double tf, double tb, double act_bytes, double grad_bytes) {
+  model::StepCosts c;
+  c.micro_batches = m;
+  for (int64_t s = 0; s < pp; ++s) {
+    model::StageCost st;
+    for (int64_t k = 0; k < v; ++k) {
+      model::ChunkCost ch;
+      ch.forward_s = tf;
+      ch.backward_s = tb;
+      ch.activation_bytes = act_bytes;
+      ch.param_count = 1e6;
+      st.chunks.push_back(ch);
+    }
+    st.grad_bytes = grad_bytes;
+    c.stages.push_back(st);
+  }
+  c.tokens_per_step = 1;
+  c.model_flops_per_step = 1;
+  return c;
+}
+
+EngineOptions options(int64_t steps) {
+  EngineOptions o;
+  o.steps = steps;
+  return o;
+}
+
+void expect_parts_add_up(const RunResult& r) {
+  for (const auto& s : r.steps)
+    EXPECT_NEAR(s.compute_s + s.exposed_comm_s + s.bubble_s + s.optimizer_s, s.time_s, 1e-9 * s.time_s) << "step " << s.step;
+}
+
+TEST(StepEngineTest, OneFOneBStepIsMPlusPMinusOneSlots) {
+  // Megatron SC21 Eq.1: (m + p - 1) * (tf + tb) = (8 + 4 - 1) * 3 ms = 33 ms.
+  auto sc = scenario(4, 8, 4, 1, model::Schedule::k1F1B, 1, 8);
+  auto r = simulate(sc, costs(4, 1, 8, 1e-3, 2e-3, 1.0, 0), options(3));
+  ASSERT_EQ(r.steps.size(), 3u);
+  for (const auto& s : r.steps) EXPECT_NEAR(s.time_s, 33e-3, 33e-6);
+  // Critical stage: all equal, the first. Its bubble is (p-1)(tf+tb) = 9 ms.
+  EXPECT_NEAR(r.steps[1].bubble_s, 9e-3, 1e-5);
+  EXPECT_NEAR(r.steps[1].compute_s, 24e-3, 1e-9);
+  expect_parts_add_up(r);
+}
+
+TEST(StepEngineTest, GpipeHasTheSameBubbleAsOneFOneB) {
+  auto sc = scenario(4, 8, 4, 1, model::Schedule::kGpipe, 1, 8);
+  auto r = simulate(sc, costs(4, 1, 8, 1e-3, 2e-3, 1.0, 0), options(2));
+  EXPECT_NEAR(r.steps[0].time_s, 33e-3, 33e-6);
+}
+
+TEST(StepEngineTest, InterleavedDividesTheBubbleByV) {
+  // Chunks of half a stage: (m*v + p - 1) * (tf_c + tb_c) = (16 + 3) * 1.5 ms = 28.5 ms.
+  auto sc = scenario(4, 8, 4, 1, model::Schedule::kInterleaved, 2, 8);
+  auto r = simulate(sc, costs(4, 2, 8, 0.5e-3, 1e-3, 1.0, 0), options(2));
+  EXPECT_NEAR(r.steps[0].time_s, 28.5e-3, 28.5e-6);
+  expect_parts_add_up(r);
+}
+
+TEST(StepEngineTest, ActivationTransferIsOnTheCriticalPath) {
+  // p=2, m=1: F on stage 0, send, F+B on stage 1, send back, B on stage 0. Each transfer of
+  // 50 MB over a 50 GB/s NIC takes 1 ms: step = 2*(tf+tb) + 2 ms = 8 ms.
+  auto sc = scenario(2, 8, 2, 1, model::Schedule::k1F1B, 1, 1);
+  auto r = simulate(sc, costs(2, 1, 1, 1e-3, 2e-3, 50e6, 0), options(1));
+  EXPECT_NEAR(r.steps[0].time_s, 8e-3, 8e-6);
+  expect_parts_add_up(r);
+}
+
+TEST(StepEngineTest, DpAllReduceWithoutOverlapIsExposed) {
+  // Ring all-reduce of 1 GB over 4 replicas, one per node: 2(n-1)/n * S / B = 1.5 GB / 50 GB/s = 30 ms.
+  auto sc = scenario(4, 8, 1, 4, model::Schedule::k1F1B, 1, 1);
+  sc.parallel.overlap_grad_reduce = false;
+  auto r = simulate(sc, costs(1, 1, 1, 1e-3, 2e-3, 1.0, 1e9), options(2));
+  EXPECT_NEAR(r.steps[1].time_s, 33e-3, 33e-6);
+  EXPECT_NEAR(r.steps[1].exposed_comm_s, 30e-3, 30e-6);
+  expect_parts_add_up(r);
+}
+
+TEST(StepEngineTest, OverlappedBucketsHideAllButTheLastBucket) {
+  // 4 buckets of 250 MB, each reduced in 7.5 ms while the next quarter of a 40 ms backward runs:
+  // only the last bucket is exposed. Step = 1 + 40 + 7.5 ms.
+  auto sc = scenario(4, 8, 1, 4, model::Schedule::k1F1B, 1, 1);
+  EngineOptions o = options(2);
+  o.buckets = 4;
+  auto r = simulate(sc, costs(1, 1, 1, 1e-3, 40e-3, 1.0, 1e9), o);
+  EXPECT_NEAR(r.steps[1].exposed_comm_s, 7.5e-3, 7.5e-6);
+  EXPECT_NEAR(r.steps[1].time_s, 48.5e-3, 48.5e-6);
+}
+
+TEST(StepEngineTest, EveryStepIsSimulatedAndIdenticalWithoutRandomness) {
+  auto sc = scenario(4, 8, 2, 2, model::Schedule::k1F1B, 1, 4);
+  auto r = simulate(sc, costs(2, 1, 4, 1e-3, 2e-3, 10e6, 100e6), options(50));
+  ASSERT_EQ(r.steps.size(), 50u);
+  // Equal up to the rounding of the growing simulated clock.
+  for (const auto& s : r.steps) EXPECT_NEAR(s.time_s, r.steps[1].time_s, 1e-12);
+  // Steps follow each other with no gap.
+  for (size_t i = 1; i < r.steps.size(); ++i)
+    EXPECT_NEAR(r.steps[i].start_s, r.steps[i - 1].start_s + r.steps[i - 1].time_s, 1e-12);
+}
+
+// Runs `fn` in a forked child (SimGrid allows one Engine per process) and returns its double.
+template <class F>
+double in_child(F fn) {
+  int fds[2];
+  if (pipe(fds) != 0) return -1;
+  const pid_t pid = fork();
+  if (pid == 0) {
+    double v = fn();
+    (void)!write(fds[1], &v, sizeof v);
+    _exit(0);
+  }
+  close(fds[1]);
+  double v = -1;
+  (void)!read(fds[0], &v, sizeof v);
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return v;
+}
+
+// Full and symmetric fidelity simulate the same flows when replicas are identical.
+double step_with(config::Fidelity f, int64_t buckets) {
+  auto sc = scenario(8, 8, 2, 4, model::Schedule::k1F1B, 1, 4);
+  EngineOptions o = options(3);
+  o.fidelity = f;
+  o.buckets = buckets;
+  auto r = simulate(sc, costs(2, 1, 4, 2e-3, 4e-3, 20e6, 400e6), o);
+  EXPECT_EQ(r.fidelity, f == config::Fidelity::kFull ? "full" : "symmetric");
+  return r.steps[2].time_s;
+}
+
+TEST(StepEngineTest, SymmetricFidelityAgreesWithFullWithinTwoPercent) {
+  for (int64_t buckets : {1, 4}) {
+    const double full = in_child([&] { return step_with(config::Fidelity::kFull, buckets); });
+    const double sym = in_child([&] { return step_with(config::Fidelity::kSymmetric, buckets); });
+    ASSERT_GT(full, 0);
+    // Lower bound: 1F1B (m+p-1)(tf+tb) = 30 ms of compute and bubble alone.
+    EXPECT_GT(full, 30e-3);
+    EXPECT_NEAR(sym, full, 0.02 * full) << buckets << " buckets";
+  }
+}
+
+TEST(StepEngineTest, StragglerSlowsItsStageAndTheStep) {
+  // One GPU 2x slower in a 1-stage, 4-replica run: every DP collective waits for it, so the
+  // step is its compute time: 2 * 3 ms (plus the exposed all-reduce of 1 MB, ~0.03 ms).
+  auto sc = scenario(4, 8, 1, 4, model::Schedule::k1F1B, 1, 1);
+  sc.stragglers = config::StragglerSpec{1, 2.0, 0.0};
+  EngineOptions o = options(2);
+  o.fidelity = config::Fidelity::kFull;
+  auto r = simulate(sc, costs(1, 1, 1, 1e-3, 2e-3, 1.0, 1e6), o);
+  EXPECT_NEAR(r.steps[1].time_s, 6.03e-3, 0.01 * 6.03e-3);
+}
+
+}  // namespace
+}  // namespace trainsim::engine
