@@ -404,11 +404,13 @@ class Reader {
       if (!f->node.IsMap()) fail(f->value_at, f->path + " must be a map of category: failures per GPU-hour, got " + describe(f->node));
       r.categories.clear();
       for (auto it = f->node.begin(); it != f->node.end(); ++it) {
-        if (!it->first.IsScalar()) fail(locs_.mark(it->first.Mark()), "keys must be plain names, got " + describe(it->first) + " in " + f->path);
-        const std::string path = f->path + "." + it->first.Scalar();
-        const Field c{path, it->second, locs_.key(path, it->first), locs_.value(path, it->second)};
+        const YAML::Node k = it->first;  // copies: the iterator's pair is a temporary
+        const YAML::Node v = it->second;
+        if (!k.IsScalar()) fail(locs_.mark(k.Mark()), "keys must be plain names, got " + describe(k) + " in " + f->path);
+        const std::string path = f->path + "." + k.Scalar();
+        const Field c{path, v, locs_.key(path, k), locs_.value(path, v)};
         if (c.node.IsNull()) fail(c.value_at, path + " must be a number, got null");
-        r.categories[it->first.Scalar()] = detail::to_number(c, 0, 1);
+        r.categories[k.Scalar()] = detail::to_number(c, 0, 1);
       }
       have_categories = explicit_categories = true;
     }
@@ -554,9 +556,8 @@ class Reader {
 
     // Precision against the GPU.
     if (!(c.gpu.peak_flops(t.precision) > 0))
-      fail(at("training.precision"), std::string("training.precision: ") + model::to_string(t.precision) +
-                                         " needs a GPU with a " + model::to_string(t.precision) + " peak, and '" +
-                                         c.gpu.name + "' has none");
+      fail(at("training.precision"), "training.precision: GPU '" + c.gpu.name + "' has no " +
+                                         model::to_string(t.precision) + " peak");
 
     if (sc.stragglers && sc.stragglers->count > gpus)
       fail(at("stragglers.count"), "stragglers.count = " + str(sc.stragglers->count) + " is more than the cluster's " +

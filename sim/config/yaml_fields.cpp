@@ -146,7 +146,9 @@ Block::Block(const Locations& locs, std::string path, YAML::Node node, util::Sou
     : locs_(&locs), path_(std::move(path)), where_(std::move(where)) {
   if (!node.IsDefined() || node.IsNull()) return;
   for (auto it = node.begin(); it != node.end(); ++it) {
-    const YAML::Node& k = it->first;
+    // Copies: the iterator hands out a temporary pair, references into it would dangle.
+    const YAML::Node k = it->first;
+    const YAML::Node v = it->second;
     if (!k.IsScalar()) fail(locs.mark(k.Mark()), "keys must be plain names, got " + describe(k) + " " + where_words());
     const std::string name = k.Scalar();
     const std::string child = child_path(name);
@@ -156,7 +158,7 @@ Block::Block(const Locations& locs, std::string path, YAML::Node node, util::Sou
       msg += guess.empty() ? " (valid keys: " + join(keys) + ")" : " (did you mean '" + guess + "'?)";
       fail(locs.key(child, k), msg);
     }
-    auto [pos, inserted] = entries_.emplace(name, std::make_pair(k, it->second));
+    auto [pos, inserted] = entries_.emplace(name, std::make_pair(k, v));
     if (!inserted)
       fail(locs.key(child, k), "duplicate key '" + name + "' " + where_words() + " (first at line " +
                                    std::to_string(locs.key(child, pos->second.first).line) + ")");

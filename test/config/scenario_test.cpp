@@ -313,7 +313,7 @@ TEST(ScenarioErrors, GpuCatalog) {
   EXPECT_EQ(error_of(with("  gpu: h100-sxm", "  gpu: tpu")),
             "t.yaml:9:8: unknown GPU 'tpu'; known GPUs: a100-40gb, a100-80gb, h100-sxm, h100-pcie, h200, b200, mi300x");
   EXPECT_EQ(error_of(with("  gpu: h100-sxm", "  gpu: a100-80gb") + "  precision: fp8\n"),
-            "t.yaml:18:14: training.precision: fp8 needs a GPU with a fp8 peak, and 'a100-80gb' has none");
+            "t.yaml:18:14: training.precision: GPU 'a100-80gb' has no fp8 peak");
   EXPECT_EQ(error_of(with("  gpu: h100-sxm", "  gpu: h100-pcie\n  intra_node: {fabric: nvswitch}")),
             "t.yaml:10:3: missing key 'bandwidth' in cluster.intra_node (GPU 'h100-pcie' has no nvlink_bandwidth to default to)");
 }
@@ -486,6 +486,40 @@ TEST(Overrides, OverrideOnlyScenario) {
   EXPECT_EQ(error_of("", sets({"version=1", "model.preset=llama2-7b", "cluster.gpu=h100-sxm", "cluster.nodes=1",
                                "training.global_batch=8"})),
             "no error");
+}
+
+// Every value of every scenario file swapped for junk: the loader either accepts it or throws an
+// InputError located in the file; never another exception, a crash or a hang.
+TEST(ScenarioErrors, JunkValuesNeverEscapeAsOtherErrors) {
+  const std::vector<std::string> junk = {"abc", "-1", "0", "1e400", "[1]", "{a: 1}", ".nan", "99999999999999999999",
+                                         "\"\"", "5", "-.inf", "true", "1e-400", "0x10", "0.5GB"};
+  const std::filesystem::path dir = std::filesystem::path(TRAINSIM_SOURCE_DIR) / "scenarios";
+  int rejected = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() != ".yaml") continue;
+    std::ifstream in(entry.path());
+    std::vector<std::string> lines;
+    for (std::string l; std::getline(in, l);) lines.push_back(l);
+    for (size_t i = 0; i < lines.size(); ++i) {
+      const auto colon = lines[i].find(": ");
+      if (lines[i].empty() || lines[i][0] == '#' || colon == std::string::npos) continue;
+      for (const auto& j : junk) {
+        std::string text;
+        for (size_t k = 0; k < lines.size(); ++k) text += (k == i ? lines[k].substr(0, colon + 2) + j : lines[k]) + "\n";
+        SCOPED_TRACE(entry.path().filename().string() + " line " + std::to_string(i + 1) + " = " + j);
+        try {
+          load_scenario_text(text, "f.yaml");
+        } catch (const util::InputError& e) {
+          ++rejected;
+          EXPECT_EQ(e.where().file, "f.yaml");
+          EXPECT_GT(e.where().line, 0) << e.what();
+        } catch (const std::exception& e) {
+          ADD_FAILURE() << "not an InputError: " << e.what();
+        }
+      }
+    }
+  }
+  EXPECT_GT(rejected, 1000);
 }
 
 }  // namespace
