@@ -2,12 +2,12 @@
 // Owns host naming: GPU g of node n is host "gpu-<n>-<g>" (both 0-based); the engine never
 // searches by name, it asks gpu(n, g).
 //
-//   built-in layout (one flat zone; GPUs are the leaves, rail-major):
+//   built-in layout (one flat SimGrid fat-tree zone; GPUs are its leaves):
 //
-//       spine / aggregation switches      (fat-tree levels, with oversubscription)
+//       core / aggregation switches       (aggregation uplinks carry / oversubscription)
 //          |            |
-//     leaf(rail 0)  leaf(rail 1) ...      a leaf switch groups GPU g of many nodes
-//       |  |  |
+//     leaf switch   leaf switch ...       fat-tree: whole nodes per leaf; rail-optimized: GPU g
+//       |  |  |                           of many nodes (rail g); shared: one node per leaf
 //     NIC links (one per GPU, or shared by gpus_per_node/nics_per_node GPUs)
 //       |
 //     gpu-n-g  ==NVSwitch==  gpu-n-g'     intra-node: bypass routes over per-GPU NVSwitch
@@ -16,10 +16,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "hardware/cluster.hpp"
+#include "platform/fabric.hpp"
 
 namespace simgrid::s4u {
 class Engine;
@@ -29,31 +31,67 @@ class Link;
 
 namespace trainsim::platform {
 
-// Builds (or loads) the platform into `engine`. Call once, before any actor starts.
-// REQUIRES: cluster validated; engine created with the CM02 network model configured
-// (see configure_engine). Throws util::InputError for a platform file that breaks the naming.
+// Builds (or loads) the platform into `engine` and seals it (routes are ready, so maestro may start
+// transfers before run(); Link::set_bandwidth keeps working). Call once, before any actor starts.
+// REQUIRES: engine made by make_engine() and still empty (one platform per Engine, one Engine per
+// process). Throws util::InputError for a cluster value SimGrid would abort on (naming the field),
+// and for a platform file that is unreadable, rejected by SimGrid, or breaks the host naming.
+//
+// Built platforms (cluster.platform_file empty), see fabric.hpp for the inter-node tree:
+//   - GPU host speed = cluster.gpu.peak_bf16_flops (one core); the engine scales Exec amounts.
+//   - nvswitch: links nvlink-<n>-<g>_UP / _DOWN of intra_bandwidth_Bps, intra_latency_s / 2 each;
+//     gpu a -> gpu b crosses a's _UP and b's _DOWN (a GPU's sends share its own _UP).
+//   - pcie: one SHARED link pcie-<n> of intra_bandwidth_Bps and intra_latency_s carries every
+//     intra-node transfer of node n, in both directions.
+//   - inter-node: SimGrid fat-tree zone "fabric" (links link_from_*), latency inter_latency_s end to end.
+// Loaded platforms (cluster.platform_file set): the file must define hosts gpu-<n>-<g> for every
+// n < cluster.nodes, g < cluster.gpus_per_node; links carrying <prop id="shared" value="yes"/> are
+// the shared (and fabric) links. Everything else in the file is SimGrid's business.
 class Platform {
  public:
   static std::unique_ptr<Platform> build(simgrid::s4u::Engine& engine, const hardware::ClusterSpec& cluster);
+
+  // "gpu-<node>-<local>", both 0-based: the host naming contract of built and loaded platforms.
+  static std::string host_name(int64_t node, int64_t local);
 
   simgrid::s4u::Host* gpu(int64_t node, int64_t local) const { return gpus_[node * gpus_per_node_ + local]; }
   int64_t nodes() const { return nodes_; }
   int64_t gpus_per_node() const { return gpus_per_node_; }
   // Links that other tenants' traffic also uses (aggregation/spine layer, or the shared link).
+  // Built: the aggregation/spine links (both directions) when topology is kShared, else empty.
+  // Loaded: the links marked shared. Sealed, but Link::set_bandwidth works on them at any time
+  // (only bandwidth *profiles* need unsealed links).
   const std::vector<simgrid::s4u::Link*>& shared_links() const { return shared_links_; }
+  // Every inter-switch link (leaf uplinks and above, both directions) whatever the topology, for
+  // contention on a dedicated fabric; loaded platforms: the shared links.
+  const std::vector<simgrid::s4u::Link*>& fabric_links() const { return fabric_links_; }
+  // The platform file this was loaded from, or "" when built.
+  const std::string& platform_file() const { return platform_file_; }
+  // The plan a built platform follows; nullptr when loaded from a file.
+  const FabricPlan* plan() const { return plan_ ? &*plan_ : nullptr; }
+  // One line for logs and reports: what was built or loaded.
+  std::string describe() const;
 
  private:
   int64_t nodes_ = 0;
   int64_t gpus_per_node_ = 0;
   std::vector<simgrid::s4u::Host*> gpus_;  // node-major: index = node * gpus_per_node + local
   std::vector<simgrid::s4u::Link*> shared_links_;
+  std::vector<simgrid::s4u::Link*> fabric_links_;
+  std::string platform_file_;
+  std::string intra_;          // "nvswitch 450 GB/s" etc. (built only)
+  std::optional<FabricPlan> plan_;  // set when built
   friend class PlatformBuilder;
 };
 
 // Network model every run uses (named in reports).
 inline constexpr const char* kNetworkModel = "CM02";
-// Creates the Engine with CM02, no cross traffic, SimGrid's own logging silenced.
-// `argv0` is only used as the program name SimGrid sees.
+// Creates the Engine with --cfg=network/model:CM02 (bandwidth/latency factors 1),
+// network/crosstraffic:0 (no reverse ACK traffic) and network/TCP-gamma:0 (no TCP window cap on
+// rate: RDMA fabrics have none, and the cap would be gamma / (2 x latency)), and SimGrid's own
+// logging raised to warnings (trainsim logs through spdlog).
+// `argv0` is only used as the program name SimGrid sees. Throws std::logic_error when an Engine
+// already exists in this process (a second one would keep the first one's clock).
 std::unique_ptr<simgrid::s4u::Engine> make_engine(const char* argv0 = "trainsim");
 
 }  // namespace trainsim::platform
