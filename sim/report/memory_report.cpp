@@ -1,0 +1,377 @@
+#include "report/memory_report.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+
+#include "hardware/gpu.hpp"
+#include "model/transformer.hpp"
+
+namespace trainsim::report {
+namespace {
+
+constexpr double kGB = 1e9;
+
+struct WeightsPrecision {
+  const char* name;
+  double bytes_per_param;
+};
+constexpr WeightsPrecision kWeightPrecisions[] = {{"bf16", 2}, {"fp16", 2}, {"int8", 1}, {"fp8", 1}};
+
+std::string gb(double bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", bytes / kGB);
+  return buf;
+}
+
+// "1 micro-batch", "15 micro-batches", "11.5 micro-batches".
+std::string micro_batches(double n) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.4g micro-batch%s", n, n == 1 ? "" : "es");
+  return buf;
+}
+
+std::string join(const std::vector<std::string>& parts, const std::string& sep) {
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) out += (i ? sep : "") + parts[i];
+  return out;
+}
+
+double total_bytes(const model::ModelSpec& m, const model::ParallelSpec& p, const model::TrainingSpec& t) {
+  return model::memory_per_gpu(m, p, t).total();
+}
+
+// A layout change that keeps the product of the factors: multiply one of them by `factor`, taking
+// it from dp when dp allows (same GPU count), else growing the job. Returns the note for the text.
+std::string regroup_note(model::ParallelSpec& p, int64_t factor) {
+  if (p.dp % factor == 0) {
+    p.dp /= factor;
+    return "dp=" + std::to_string(p.dp) + ", same " + std::to_string(p.gpus()) + " GPUs";
+  }
+  return std::to_string(p.gpus()) + " GPUs";
+}
+
+bool interleave_ok(const model::ParallelSpec& p, const model::TrainingSpec& t) {
+  if (p.schedule != model::Schedule::kInterleaved) return true;
+  const int64_t m = t.micro_batches(p);
+  return m >= 1 && m % p.pp == 0;
+}
+
+std::vector<MemorySuggestion> suggest(const MemoryPlan& plan, const config::Scenario& sc) {
+  std::vector<MemorySuggestion> out;
+  const model::ModelSpec& m = plan.model;
+  const model::ParallelSpec& par = plan.parallel;
+  const model::TrainingSpec& train = plan.training;
+  const double cap = plan.capacity_bytes;
+  auto add = [&](std::string text, std::vector<std::string> set, double bytes, double capacity) {
+    out.push_back({std::move(text), std::move(set), bytes, capacity});
+  };
+
+  // Smaller micro-batch.
+  if (par.micro_batch > 1 && plan.largest_micro_batch >= 1) {
+    model::ParallelSpec p = par;
+    p.micro_batch = plan.largest_micro_batch;
+    add("micro-batch " + std::to_string(p.micro_batch) + " is the largest that fits",
+        {"parallelism.micro_batch=" + std::to_string(p.micro_batch)}, total_bytes(m, p, train), cap);
+  }
+
+  // More recomputation: the lightest that fits.
+  for (model::Recompute r : {model::Recompute::kSelective, model::Recompute::kFull}) {
+    if (static_cast<int>(r) <= static_cast<int>(par.recompute)) continue;
+    model::ParallelSpec p = par;
+    p.recompute = r;
+    const double bytes = total_bytes(m, p, train);
+    if (bytes <= cap) {
+      add(std::string(model::to_string(r)) + " recompute would fit",
+          {std::string("parallelism.recompute=") + model::to_string(r)}, bytes, cap);
+      break;
+    }
+  }
+
+  // Sequence parallelism.
+  if (par.tp > 1 && !par.sequence_parallel) {
+    model::ParallelSpec p = par;
+    p.sequence_parallel = true;
+    const double bytes = total_bytes(m, p, train);
+    if (bytes <= cap) add("sequence parallelism would fit", {"parallelism.sequence_parallel=true"}, bytes, cap);
+  }
+
+  // A higher ZeRO stage: the lowest that fits.
+  if (par.dp * par.cp > 1) {
+    for (int z = par.zero + 1; z <= 3; ++z) {
+      model::ParallelSpec p = par;
+      p.zero = z;
+      const double bytes = total_bytes(m, p, train);
+      if (bytes <= cap) {
+        add("ZeRO-" + std::to_string(z) + " would fit", {"parallelism.zero=" + std::to_string(z)}, bytes, cap);
+        break;
+      }
+    }
+  }
+
+  // Optimizer offload.
+  if (train.offload == model::Offload::kNone && plan.breakdown.optimizer > 0) {
+    model::TrainingSpec t = train;
+    t.offload = model::Offload::kCpu;
+    const double bytes = total_bytes(m, par, t);
+    if (bytes <= cap) add("optimizer offload to cpu would fit", {"training.offload=cpu"}, bytes, cap);
+  }
+
+  // More pipeline stages: the fewest that fit.
+  const int64_t v = par.schedule == model::Schedule::kInterleaved ? std::max<int64_t>(par.virtual_stages, 1) : 1;
+  for (int64_t factor = 2; par.pp * factor * v <= m.layers; factor *= 2) {
+    model::ParallelSpec p = par;
+    p.pp *= factor;
+    const std::string note = regroup_note(p, factor);
+    if (!interleave_ok(p, train)) continue;
+    const double bytes = total_bytes(m, p, train);
+    if (bytes <= cap) {
+      add("pp=" + std::to_string(p.pp) + " would fit (" + note + ")",
+          {"parallelism.pp=" + std::to_string(p.pp), "parallelism.dp=" + std::to_string(p.dp)}, bytes, cap);
+      break;
+    }
+  }
+
+  // More tensor parallelism, inside a node: the least that fits.
+  const int64_t kv = m.kv_heads > 0 ? m.kv_heads : m.heads;
+  for (int64_t factor = 2; par.tp * factor <= sc.cluster.gpus_per_node; factor *= 2) {
+    model::ParallelSpec p = par;
+    p.tp *= factor;
+    if (m.heads % p.tp != 0 || kv % p.tp != 0 || m.hidden % p.tp != 0 || m.ffn_hidden % p.tp != 0) break;
+    const std::string note = regroup_note(p, factor);
+    if (!interleave_ok(p, train)) continue;
+    const double bytes = total_bytes(m, p, train);
+    if (bytes <= cap) {
+      add("tp=" + std::to_string(p.tp) + " would fit (" + note + ")",
+          {"parallelism.tp=" + std::to_string(p.tp), "parallelism.dp=" + std::to_string(p.dp)}, bytes, cap);
+      break;
+    }
+  }
+
+  // A catalog GPU with more HBM: the smallest that fits.
+  std::vector<hardware::GpuSpec> bigger;
+  for (const std::string& key : hardware::gpu_keys()) {
+    const auto g = hardware::find_gpu(key);
+    if (g && g->hbm_bytes > cap) bigger.push_back(*g);
+  }
+  std::stable_sort(bigger.begin(), bigger.end(),
+                   [](const hardware::GpuSpec& a, const hardware::GpuSpec& b) { return a.hbm_bytes < b.hbm_bytes; });
+  for (const hardware::GpuSpec& g : bigger) {
+    if (train.precision == model::Precision::kFp8 && g.peak_fp8_flops <= 0) continue;
+    if (plan.breakdown.total() <= g.hbm_bytes) {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%.0f", g.hbm_bytes / kGB);
+      add(g.name + " (" + buf + " GB) would fit", {"cluster.gpu=" + g.name}, plan.breakdown.total(), g.hbm_bytes);
+      break;
+    }
+  }
+
+  // Nothing fits on its own (the micro-batch line alone does not count: it needs b >= 1 to fit,
+  // and then it is a real fix).
+  if (out.empty()) {
+    model::ParallelSpec p = par;
+    model::TrainingSpec t = train;
+    std::vector<std::string> set;
+    std::vector<std::string> what;
+    if (p.micro_batch > 1) {
+      p.micro_batch = 1;
+      set.push_back("parallelism.micro_batch=1");
+      what.push_back("micro-batch 1");
+    }
+    if (p.recompute != model::Recompute::kFull) {
+      p.recompute = model::Recompute::kFull;
+      set.push_back("parallelism.recompute=full");
+      what.push_back("full recompute");
+    }
+    if (p.dp * p.cp > 1 && p.zero < 3) {
+      p.zero = 3;
+      set.push_back("parallelism.zero=3");
+      what.push_back("ZeRO-3");
+    }
+    if (t.offload == model::Offload::kNone) {
+      t.offload = model::Offload::kCpu;
+      set.push_back("training.offload=cpu");
+      what.push_back("optimizer offload to cpu");
+    }
+    const double bytes = total_bytes(m, p, t);
+    if (!what.empty() && bytes <= cap) {
+      add("no single change fits; " + join(what, " + ") + " together would fit", set, bytes, cap);
+    } else {
+      add("no single change fits" + (what.empty() ? std::string() : ", nor " + join(what, " + ") + " together") +
+              "; the weights alone need " + std::to_string(plan.weights_only.front().gpus_with_reserve) + " GPUs of " +
+              gb(cap) + " GB at bf16",
+          {}, bytes, cap);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+MemoryPlan plan_memory(const config::Scenario& sc) {
+  MemoryPlan plan;
+  plan.scenario_name = sc.name;
+  plan.gpu_name = sc.cluster.gpu.name;
+  plan.model = sc.model;
+  plan.parallel = sc.parallel;
+  plan.training = sc.training;
+  plan.gpus = sc.parallel.gpus();
+  plan.params = model::count_params(sc.model).total;
+  plan.breakdown = model::memory_per_gpu(sc.model, sc.parallel, sc.training);
+  plan.capacity_bytes = sc.cluster.gpu.hbm_bytes;
+  plan.fits = plan.breakdown.total() <= plan.capacity_bytes;
+  plan.largest_micro_batch = model::largest_micro_batch(sc.model, sc.parallel, sc.training, plan.capacity_bytes);
+  for (const WeightsPrecision& w : kWeightPrecisions) {
+    plan.weights_only.push_back(
+        {w.name, w.bytes_per_param,
+         model::min_gpus_for_weights(plan.params, w.bytes_per_param, plan.capacity_bytes, 0),
+         model::min_gpus_for_weights(plan.params, w.bytes_per_param, plan.capacity_bytes,
+                                     sc.training.runtime_reserve_bytes)});
+  }
+  if (!plan.fits) plan.suggestions = suggest(plan, sc);
+  return plan;
+}
+
+std::string render_memory_table(const MemoryPlan& plan) {
+  const model::MemoryBreakdown& mb = plan.breakdown;
+  const model::ModelSpec& m = plan.model;
+  const model::ParallelSpec& p = plan.parallel;
+  const model::TrainingSpec& t = plan.training;
+  std::ostringstream os;
+  char line[256];
+
+  os << "trainsim memory: " << (plan.scenario_name.empty() ? "(unnamed scenario)" : plan.scenario_name) << "\n";
+  std::snprintf(line, sizeof line, "  model     %.1f B parameters (%s, %lld layers, hidden %lld, seq %lld)\n",
+                plan.params / 1e9, model::to_string(m.ffn), static_cast<long long>(m.layers),
+                static_cast<long long>(m.hidden), static_cast<long long>(m.seq_len));
+  os << line;
+  std::string sched = model::to_string(p.schedule);
+  if (p.schedule == model::Schedule::kInterleaved) sched += " v=" + std::to_string(p.virtual_stages);
+  std::snprintf(line, sizeof line,
+                "  layout    %lld x %s: tp=%lld pp=%lld dp=%lld cp=%lld, micro-batch %lld, %s, ZeRO-%d, recompute %s, "
+                "SP %s\n",
+                static_cast<long long>(plan.gpus), plan.gpu_name.c_str(), static_cast<long long>(p.tp),
+                static_cast<long long>(p.pp), static_cast<long long>(p.dp), static_cast<long long>(p.cp),
+                static_cast<long long>(p.micro_batch), sched.c_str(), p.zero, model::to_string(p.recompute),
+                p.sequence_parallel ? "on" : "off");
+  os << line;
+  std::snprintf(line, sizeof line, "  training  %s, %s%s, offload %s\n", model::to_string(t.precision),
+                model::to_string(t.optimizer), t.fp32_main_grads ? " (fp32 main grads)" : "",
+                model::to_string(t.offload));
+  os << line << "\n";
+
+  std::snprintf(line, sizeof line, "Busiest GPU: pipeline stage %lld of %lld (%lld layers%s%s, %s in flight)\n",
+                static_cast<long long>(mb.stage), static_cast<long long>(p.pp), static_cast<long long>(mb.layers),
+                mb.has_embedding ? ", embedding" : "", mb.has_output ? ", output layer" : "",
+                micro_batches(mb.in_flight_micro_batches).c_str());
+  os << line;
+  const double total = mb.total();
+  auto row = [&](const char* name, double bytes, const std::string& note) {
+    std::snprintf(line, sizeof line, "  %-12s %9s GB %6.1f%%%s%s\n", name, gb(bytes).c_str(),
+                  total > 0 ? 100 * bytes / total : 0.0, note.empty() ? "" : "   ", note.c_str());
+    os << line;
+  };
+  const model::StateBytesPerParam sb = model::state_bytes_per_param(t);
+  const int64_t shard = p.dp * p.cp;
+  auto sharded = [&](bool is) { return is ? ", sharded over " + std::to_string(shard) + " ranks" : std::string(); };
+  char note[160];
+  std::snprintf(note, sizeof note, "%.1f B params x %.0f B", mb.params / 1e9, sb.weights);
+  row("weights", mb.weights, note + sharded(p.zero >= 3));
+  std::snprintf(note, sizeof note, "x %.0f B", sb.gradients);
+  row("gradients", mb.gradients, note + sharded(p.zero >= 2));
+  if (mb.offloaded_bytes > 0) {
+    row("optimizer", mb.optimizer, gb(mb.offloaded_bytes) + " GB offloaded to " + model::to_string(mb.offload_to));
+  } else {
+    std::snprintf(note, sizeof note, "x %.0f B", sb.optimizer);
+    row("optimizer", mb.optimizer, note + sharded(p.zero >= 1));
+  }
+  const double in_layers =
+      static_cast<double>(mb.layers) * mb.in_flight_micro_batches * mb.layer_activation_bytes;
+  std::snprintf(note, sizeof note, "%lld layers x %s x %.3f GB per layer", static_cast<long long>(mb.layers),
+                micro_batches(mb.in_flight_micro_batches).c_str(), mb.layer_activation_bytes / kGB);
+  std::string act_note = note;
+  // The rest: full recompute's one-layer working set, embedding dropout masks, output logits.
+  if (mb.activations - in_layers >= 0.05 * kGB) act_note += " + " + gb(mb.activations - in_layers) + " GB other";
+  row("activations", mb.activations, act_note);
+  std::string other_note = "runtime reserve " + gb(mb.reserve_bytes) + " GB";
+  if (mb.buffer_bytes > 0) other_note += " + communication buffers " + gb(mb.buffer_bytes) + " GB";
+  row("other", mb.other, other_note);
+  std::snprintf(line, sizeof line, "  %-12s %9s GB\n", "total", gb(total).c_str());
+  os << line;
+  std::snprintf(line, sizeof line, "  %-12s %9s GB   %s\n", "capacity", gb(plan.capacity_bytes).c_str(),
+                plan.gpu_name.c_str());
+  os << line;
+  if (plan.fits) {
+    os << "  fits: " << gb(plan.capacity_bytes - total) << " GB free\n";
+  } else {
+    os << "  DOES NOT FIT: " << gb(total - plan.capacity_bytes) << " GB over capacity\n";
+  }
+  if (plan.largest_micro_batch > 0)
+    os << "  largest micro-batch that fits: " << plan.largest_micro_batch << "\n";
+  else
+    os << "  no micro-batch fits (not even 1)\n";
+  os << "\n";
+
+  std::string reserve = gb(t.runtime_reserve_bytes);
+  os << "Weights alone: fewest " << plan.gpu_name << " GPUs (" << gb(plan.capacity_bytes) << " GB each)\n";
+  std::snprintf(line, sizeof line, "  %-10s %6s   %s\n", "precision", "GPUs", ("with " + reserve + " GB reserve").c_str());
+  os << line;
+  for (const WeightsOnly& w : plan.weights_only) {
+    std::snprintf(line, sizeof line, "  %-10s %6lld   %6lld\n", w.precision.c_str(), static_cast<long long>(w.gpus),
+                  static_cast<long long>(w.gpus_with_reserve));
+    os << line;
+  }
+
+  if (!plan.suggestions.empty()) {
+    os << "\nWhat would fit (one change each unless stated):\n";
+    size_t width = 0;
+    for (const MemorySuggestion& s : plan.suggestions) width = std::max(width, s.text.size());
+    for (const MemorySuggestion& s : plan.suggestions) {
+      std::string set;
+      for (const std::string& kv : s.set) set += " --set " + kv;
+      std::snprintf(line, sizeof line, "  - %-*s  %7s GB of %s%s%s\n", static_cast<int>(width), s.text.c_str(),
+                    gb(s.per_gpu_bytes).c_str(), gb(s.capacity_bytes).c_str(), set.empty() ? "" : "  ",
+                    set.c_str());
+      os << line;
+    }
+  }
+  return os.str();
+}
+
+nlohmann::json memory_json(const MemoryPlan& plan) {
+  const model::MemoryBreakdown& mb = plan.breakdown;
+  nlohmann::json j;
+  j["scenario"]["name"] = plan.scenario_name;
+  j["gpus"] = plan.gpus;
+  j["gpu"] = plan.gpu_name;
+  j["model"]["params"] = plan.params;
+  nlohmann::json& mem = j["memory"];
+  mem["per_gpu_bytes"] = mb.total();
+  mem["capacity_bytes"] = plan.capacity_bytes;
+  mem["fits"] = plan.fits;
+  mem["breakdown"] = {{"weights", mb.weights},
+                      {"gradients", mb.gradients},
+                      {"optimizer", mb.optimizer},
+                      {"activations", mb.activations},
+                      {"other", mb.other}};
+  mem["busiest_stage"] = mb.stage;
+  mem["stage_layers"] = mb.layers;
+  mem["in_flight_micro_batches"] = mb.in_flight_micro_batches;
+  mem["layer_activation_bytes"] = mb.layer_activation_bytes;
+  mem["reserve_bytes"] = mb.reserve_bytes;
+  mem["buffer_bytes"] = mb.buffer_bytes;
+  mem["offloaded_bytes"] = mb.offloaded_bytes;
+  mem["offload_to"] = model::to_string(mb.offload_to);
+  mem["largest_micro_batch"] = plan.largest_micro_batch;
+  for (const WeightsOnly& w : plan.weights_only) {
+    j["min_gpus_for_weights"][w.precision] = w.gpus;
+    j["min_gpus_for_weights_with_reserve"][w.precision] = w.gpus_with_reserve;
+  }
+  j["suggestions"] = nlohmann::json::array();
+  for (const MemorySuggestion& s : plan.suggestions)
+    j["suggestions"].push_back(
+        {{"text", s.text}, {"set", s.set}, {"per_gpu_bytes", s.per_gpu_bytes}, {"capacity_bytes", s.capacity_bytes}});
+  return j;
+}
+
+}  // namespace trainsim::report
