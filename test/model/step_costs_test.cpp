@@ -1,0 +1,160 @@
+#include "model/step_costs.hpp"
+
+#include <gtest/gtest.h>
+
+#include "hardware/gpu.hpp"
+#include "model/compute.hpp"
+#include "model/flops.hpp"
+#include "model/transformer.hpp"
+
+namespace trainsim::model {
+namespace {
+
+// Llama 3 405B dims (CONTRACT.md example scenario).
+ModelSpec llama3_405b() {
+  ModelSpec m;
+  m.layers = 126;
+  m.hidden = 16384;
+  m.ffn_hidden = 53248;
+  m.heads = 128;
+  m.kv_heads = 8;
+  m.vocab = 128256;
+  m.seq_len = 8192;
+  m.ffn = Ffn::kSwiglu;
+  return m;
+}
+
+hardware::ClusterSpec h100(int64_t nodes) {
+  hardware::ClusterSpec c;
+  c.gpu = *hardware::find_gpu("h100-sxm");
+  c.nodes = nodes;
+  return c;
+}
+
+TEST(StepCosts, LayerSplitFewerOnFirstAndLast) {
+  ParallelSpec p;
+  p.tp = 8;
+  p.pp = 16;
+  p.dp = 4;
+  TrainingSpec t;
+  t.global_batch = 64;
+  const StepCosts c = compute_step_costs(llama3_405b(), p, t, h100(64));
+  ASSERT_EQ(c.stages.size(), 16u);
+  int64_t next = 0;
+  for (size_t s = 0; s < 16; ++s) {
+    ASSERT_EQ(c.stages[s].chunks.size(), 1u);
+    const ChunkCost& ch = c.stages[s].chunks[0];
+    // 126 over 16 = [7, 8 x 14, 7]
+    EXPECT_EQ(ch.layers, (s == 0 || s == 15) ? 7 : 8) << s;
+    EXPECT_EQ(ch.first_layer, next);
+    next += ch.layers;
+    EXPECT_EQ(ch.has_embedding, s == 0);
+    EXPECT_EQ(ch.has_output, s == 15);
+  }
+  EXPECT_EQ(next, 126);
+  EXPECT_EQ(c.micro_batches, 16);  // 64 / (4 * 1)
+  EXPECT_DOUBLE_EQ(c.tokens_per_step, 64.0 * 8192);
+}
+
+TEST(StepCosts, InterleavedChunksRoundRobin) {
+  ModelSpec m = llama3_405b();
+  m.layers = 32;
+  ParallelSpec p;
+  p.tp = 8;
+  p.pp = 4;
+  p.schedule = Schedule::kInterleaved;
+  p.virtual_stages = 2;
+  TrainingSpec t;
+  t.global_batch = 8;
+  const StepCosts c = compute_step_costs(m, p, t, h100(4));
+  ASSERT_EQ(c.stages[0].chunks.size(), 2u);
+  // 8 chunks of 4 layers; rank r holds chunks r and r + 4.
+  EXPECT_EQ(c.stages[0].chunks[0].first_layer, 0);
+  EXPECT_EQ(c.stages[0].chunks[1].first_layer, 16);
+  EXPECT_EQ(c.stages[3].chunks[1].first_layer, 28);
+  EXPECT_TRUE(c.stages[0].chunks[0].has_embedding);
+  EXPECT_FALSE(c.stages[0].chunks[1].has_embedding);
+  EXPECT_TRUE(c.stages[3].chunks[1].has_output);
+  EXPECT_FALSE(c.stages[3].chunks[0].has_output);
+}
+
+TEST(StepCosts, FlopsAddUpToTheModel) {
+  ParallelSpec p;
+  p.tp = 4;
+  p.pp = 8;
+  p.dp = 2;
+  p.cp = 2;
+  p.micro_batch = 2;
+  p.recompute = Recompute::kFull;
+  TrainingSpec t;
+  t.global_batch = 32;
+  const ModelSpec m = llama3_405b();
+  const StepCosts c = compute_step_costs(m, p, t, h100(64));
+  double per_mb = 0, recompute = 0;
+  for (const auto& s : c.stages)
+    for (const auto& ch : s.chunks) {
+      per_mb += ch.forward_flops + ch.backward_flops;
+      recompute += ch.recompute_flops;
+      EXPECT_DOUBLE_EQ(ch.backward_flops, 2 * ch.forward_flops);
+    }
+  // Each GPU does 1/(tp cp) of a micro-batch; m micro-batches per pipeline; dp pipelines.
+  const double scale = 4.0 * 2 * 2 * 8;  // tp * cp * dp * micro_batches (32 / (2 * 2))
+  EXPECT_NEAR(per_mb * scale, model_flops_per_step(m, 32), 1e-9 * c.model_flops_per_step);
+  EXPECT_DOUBLE_EQ(c.model_flops_per_step, model_flops_per_step(m, 32));
+  EXPECT_NEAR(recompute * scale, hardware_flops_per_step(m, 32, Recompute::kFull) - model_flops_per_step(m, 32),
+              1e-9 * c.model_flops_per_step);
+}
+
+TEST(StepCosts, BytesAndParameters) {
+  ParallelSpec p;
+  p.tp = 8;
+  p.pp = 4;
+  p.dp = 8;
+  p.cp = 2;
+  p.sequence_parallel = true;
+  TrainingSpec t;
+  t.global_batch = 64;
+  const ModelSpec m = llama3_405b();
+  const StepCosts c = compute_step_costs(m, p, t, h100(64));
+  // b s h * 2 bytes / tp / cp = 8192 * 16384 * 2 / 16
+  EXPECT_DOUBLE_EQ(c.stages[0].chunks[0].activation_bytes, 8192.0 * 16384 * 2 / 16);
+  EXPECT_EQ(c.stages[3].chunks[0].activation_bytes, 0.0);  // the last chunk sends nothing forward
+  double params = 0;
+  for (const auto& s : c.stages) {
+    double held = 0;
+    for (const auto& ch : s.chunks) held += ch.param_count;
+    EXPECT_DOUBLE_EQ(s.grad_bytes, 2 * held);   // bf16 gradients
+    EXPECT_DOUBLE_EQ(s.param_bytes, 2 * held);  // bf16 weights
+    params += held;
+  }
+  EXPECT_NEAR(params * 8, count_params(m).total, 1e-9 * count_params(m).total);  // x tp
+  // fp32 main grads double the gradient bytes; ZeRO-1 shards the optimizer over dp x cp = 16.
+  t.fp32_main_grads = true;
+  const StepCosts c32 = compute_step_costs(m, p, t, h100(64));
+  EXPECT_DOUBLE_EQ(c32.stages[1].grad_bytes, 2 * c.stages[1].grad_bytes);
+  p.zero = 1;
+  const StepCosts z1 = compute_step_costs(m, p, t, h100(64));
+  EXPECT_NEAR(z1.stages[1].optimizer_s * 16, c32.stages[1].optimizer_s, 1e-12);
+}
+
+TEST(StepCosts, ChunkTimesComeFromLayerTimes) {
+  ParallelSpec p;
+  p.tp = 8;
+  p.pp = 16;
+  p.dp = 4;
+  p.recompute = Recompute::kSelective;
+  TrainingSpec t;
+  t.global_batch = 64;
+  const ModelSpec m = llama3_405b();
+  const auto cl = h100(64);
+  const StepCosts c = compute_step_costs(m, p, t, cl);
+  const LayerTime lt = layer_time(m, p, t, cl);
+  const ChunkCost& mid = c.stages[5].chunks[0];
+  EXPECT_DOUBLE_EQ(mid.forward_s, 8 * lt.forward_s);
+  EXPECT_DOUBLE_EQ(mid.backward_s, 8 * (lt.backward_s + lt.recompute_s));
+  EXPECT_DOUBLE_EQ(c.stages[0].chunks[0].forward_s, 7 * lt.forward_s + embedding_time(m, p, t, cl).forward_s);
+  EXPECT_DOUBLE_EQ(c.stages[15].chunks[0].backward_s, 7 * (lt.backward_s + lt.recompute_s) + output_time(m, p, t, cl).backward_s);
+}
+
+}  // namespace
+}  // namespace trainsim::model

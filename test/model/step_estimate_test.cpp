@@ -1,0 +1,141 @@
+#include "model/step_estimate.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "hardware/gpu.hpp"
+#include "model/compute.hpp"
+#include "model/flops.hpp"
+
+namespace trainsim::model {
+namespace {
+
+// GPT-3 175B on A100 (korthikanti22_175B_* layout: tp 8, pp 8).
+ModelSpec gpt3() {
+  ModelSpec m;
+  m.layers = 96;
+  m.hidden = 12288;
+  m.ffn_hidden = 4 * 12288;
+  m.heads = 96;
+  m.kv_heads = 96;
+  m.vocab = 51200;
+  m.seq_len = 2048;
+  return m;
+}
+
+hardware::ClusterSpec a100(int64_t nodes) {
+  hardware::ClusterSpec c;
+  c.gpu = *hardware::find_gpu("a100-80gb");
+  c.nodes = nodes;
+  c.intra_bandwidth_Bps = 300e9;
+  c.nic_bandwidth_Bps = 25e9;
+  return c;
+}
+
+struct PerMicroBatch {
+  double fb = 0;  // forward + backward of one micro-batch on the slowest stage
+  double b = 0;
+};
+
+PerMicroBatch slowest(const StepCosts& c) {
+  PerMicroBatch out;
+  for (const auto& s : c.stages) {
+    double f = 0, b = 0;
+    for (const auto& ch : s.chunks) {
+      f += ch.forward_s;
+      b += ch.backward_s;
+    }
+    if (f + b > out.fb) out = {f + b, b};
+  }
+  return out;
+}
+
+TEST(StepEstimate, OneFOneBDecomposition) {
+  ParallelSpec p;
+  p.tp = 8;
+  p.pp = 8;
+  p.dp = 4;
+  p.recompute = Recompute::kFull;
+  p.overlap_grad_reduce = false;
+  TrainingSpec t;
+  t.global_batch = 128;  // m = 32
+  const auto cl = a100(32);
+  const StepCosts costs = compute_step_costs(gpt3(), p, t, cl);
+  const StepEstimate e = estimate_step(gpt3(), p, t, cl);
+  const PerMicroBatch mb = slowest(costs);
+  // Megatron Eq.1: (m + p - 1)(tf + tb): compute m (tf + tb), bubble (p - 1)(tf + tb).
+  EXPECT_DOUBLE_EQ(e.compute_s, 32 * mb.fb + default_calibration().step_overhead_s);
+  EXPECT_DOUBLE_EQ(e.bubble_s, 7 * mb.fb);
+  EXPECT_DOUBLE_EQ(e.step_s, e.compute_s + e.bubble_s + e.exposed_comm_s + e.optimizer_s);
+  // No overlap: the whole gradient all-reduce is exposed, plus the pipeline sends.
+  EXPECT_DOUBLE_EQ(e.exposed_comm_s, e.pp_comm_s + e.dp_comm_s);
+  // dp = 4, one GPU per node (tp = 8): ring over 4 nodes on the NIC share per GPU, for the stage
+  // with the most gradient bytes (the last: output layer and final norm).
+  double grad = 0;
+  for (const auto& s : costs.stages) grad = std::max(grad, s.grad_bytes);
+  EXPECT_DOUBLE_EQ(grad, costs.stages[7].grad_bytes);
+  const auto& c = default_calibration();
+  EXPECT_NEAR(e.dp_comm_s, c.collective_call_s + 6 * 5e-6 + 1.5 * grad / (25e9 * c.inter_efficiency), 1e-12);
+  // p2p: 2 (m + p - 1) sends of b s h 2 / tp bytes over the NIC.
+  const double bytes = 2048.0 * 12288 * 2 / 8;
+  EXPECT_NEAR(e.pp_comm_s, 2 * (32 + 7) * (5e-6 + bytes / (25e9 * c.inter_efficiency)), 1e-12);
+  // Throughput definitions.
+  EXPECT_DOUBLE_EQ(e.tflops_per_gpu, model_flops_per_step(gpt3(), 128) / (256 * e.step_s));
+  EXPECT_DOUBLE_EQ(e.mfu, e.tflops_per_gpu / 312e12);
+  EXPECT_DOUBLE_EQ(e.hfu, hardware_flops_per_step(gpt3(), 128, Recompute::kFull) / (256 * e.step_s) / 312e12);
+}
+
+TEST(StepEstimate, InterleavingDividesTheBubble) {
+  ParallelSpec p;
+  p.tp = 8;
+  p.pp = 8;
+  p.dp = 1;
+  p.schedule = Schedule::kInterleaved;
+  p.virtual_stages = 3;
+  TrainingSpec t;
+  t.global_batch = 64;
+  const auto cl = a100(8);
+  const StepCosts costs = compute_step_costs(gpt3(), p, t, cl);
+  const StepEstimate e = estimate_step(gpt3(), p, t, cl);
+  // Megatron Sec. 2.2: bubble (p - 1)/v (tf + tb).
+  EXPECT_DOUBLE_EQ(e.bubble_s, 7.0 / 3 * slowest(costs).fb);
+  EXPECT_EQ(e.dp_comm_s, 0.0);  // dp = 1
+}
+
+TEST(StepEstimate, OverlappedGradReduceExposesOnlyTheTail) {
+  ParallelSpec p;
+  p.tp = 8;
+  p.pp = 4;
+  p.dp = 16;
+  p.overlap_grad_reduce = true;
+  TrainingSpec t;
+  t.global_batch = 256;
+  const auto cl = a100(64);
+  const StepCosts costs = compute_step_costs(gpt3(), p, t, cl);
+  const StepEstimate on = estimate_step(gpt3(), p, t, cl);
+  p.overlap_grad_reduce = false;
+  const StepEstimate off = estimate_step(gpt3(), p, t, cl);
+  EXPECT_DOUBLE_EQ(off.exposed_comm_s - off.pp_comm_s, off.dp_comm_s);
+  // On: max(last bucket, sync - last backward).
+  const double grad = costs.stages[3].grad_bytes;  // the last stage holds the most
+  const double bucket = kGradBucketParams * 2 / grad;
+  const double expected = std::max(on.dp_comm_s * bucket, on.dp_comm_s - slowest(costs).b);
+  EXPECT_NEAR(on.exposed_comm_s - on.pp_comm_s, expected, 1e-12);
+  EXPECT_LT(on.step_s, off.step_s);
+}
+
+TEST(StepEstimate, DpSyncInsideOneNode) {
+  // tp = 1, dp = 8 on one node: the all-reduce stays on NVSwitch (ring at the A100 achieved bus bw).
+  ParallelSpec p;
+  p.dp = 8;
+  const auto cl = a100(1);
+  const auto& c = default_calibration();
+  EXPECT_NEAR(dp_sync_time_s(1e9, p, cl), c.collective_call_s + 14e-6 + 1.75e9 / 195e9, 1e-12);
+  // ZeRO-1: reduce-scatter + all-gather, each half the volume (and one call each).
+  p.zero = 1;
+  EXPECT_NEAR(dp_sync_time_s(1e9, p, cl), 2 * (c.collective_call_s + 7e-6 + 0.875e9 / 195e9), 1e-12);
+}
+
+}  // namespace
+}  // namespace trainsim::model
