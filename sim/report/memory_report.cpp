@@ -328,11 +328,10 @@ std::string render_memory_table(const MemoryPlan& plan) {
     for (const MemorySuggestion& s : plan.suggestions) width = std::max(width, s.text.size());
     for (const MemorySuggestion& s : plan.suggestions) {
       std::string set;
-      for (const std::string& kv : s.set) set += " --set " + kv;
-      std::snprintf(line, sizeof line, "  - %-*s  %7s GB of %s%s%s\n", static_cast<int>(width), s.text.c_str(),
-                    gb(s.per_gpu_bytes).c_str(), gb(s.capacity_bytes).c_str(), set.empty() ? "" : "  ",
-                    set.c_str());
-      os << line;
+      for (const std::string& kv : s.set) set += (set.empty() ? "--set " : " --set ") + kv;
+      std::snprintf(line, sizeof line, "%7s GB of %s", gb(s.per_gpu_bytes).c_str(), gb(s.capacity_bytes).c_str());
+      os << "  - " << s.text << std::string(width - s.text.size() + 2, ' ') << line << (set.empty() ? "" : "   ")
+         << set << "\n";
     }
   }
   return os.str();
