@@ -60,7 +60,9 @@ LayerTerms layer_terms(const ModelSpec& m, const ParallelSpec& par, const Traini
   t.replicated = (2 * e + e + e) * sbh + 2 * d * sbh;
   const double mlp = m.ffn == Ffn::kSwiglu ? 4 * e * s * b * f : 2 * e * s * b * f;
   t.split = (e + 2 * e * g + e) * sbh + mlp;
-  t.attention = (e + d * (1 + e)) * a * s * s * b;
+  // Flash attention never materialises the s x s scores: it keeps only the fp32 softmax
+  // statistics (one per row per head), which is what selective recompute achieves by hand.
+  t.attention = train.flash_attention ? 4 * a * s * b : (e + d * (1 + e)) * a * s * s * b;
   return t;
 }
 

@@ -133,6 +133,17 @@ RunSummary summarize(const config::Scenario& sc, const model::StepCosts& costs, 
     re += c.recompute_flops;
   }
   s.recompute_share = flops > 0 ? re / flops : 0;
+  if (sc.reliability && sc.reliability->failures_per_gpu_hour > 0 && step > 0) {
+    const auto& rel = *sc.reliability;
+    const double compute_s = s.projection.days * 86400.0;
+    s.has_reliability = true;
+    s.checkpoint_interval_s = rel.checkpoint_interval_s;
+    s.failures = simulate_failures(rel, s.params, s.gpus, compute_s, rel.checkpoint_interval_s, seed);
+    s.checkpointing = best_checkpoint_interval(rel, s.params, s.gpus, compute_s, seed);
+    s.projection.goodput = s.failures.goodput;
+    s.projection.days_with_failures = s.failures.days_with_failures;
+    s.projection.days_lost_to_failures = s.failures.days_lost_to_failures;
+  }
   s.steps_simulated = static_cast<int64_t>(run.steps.size());
   s.seed = seed;
   s.network_model = run.network_model;
@@ -178,6 +189,18 @@ nlohmann::json to_json(const RunSummary& s) {
                      {"goodput", p.goodput},
                      {"days_lost_to_failures", p.days_lost_to_failures},
                      {"days_with_failures", p.days_with_failures}};
+  if (s.has_reliability) {
+    const auto& f = s.failures;
+    j["reliability"] = {{"failures", f.failures},
+                        {"failures_by_category", f.failures_by_category},
+                        {"mtbf_s", f.mtbf_s},
+                        {"checkpoint_write_s", f.checkpoint_write_s},
+                        {"checkpoint_interval_s", s.checkpoint_interval_s},
+                        {"checkpoint_days", f.checkpoint_days},
+                        {"best_checkpoint_interval_s", s.checkpointing.best_interval_s},
+                        {"best_goodput", s.checkpointing.best_goodput},
+                        {"young_daly_interval_s", s.checkpointing.young_daly_s}};
+  }
   j["bottleneck"] = s.bottleneck;
   j["bottleneck_reason"] = s.bottleneck_reason;
   j["advice"] = s.advice;
@@ -236,9 +259,17 @@ std::string console_table(const RunSummary& s) {
   row("  days", fmt("%.2f", p.days));
   row("  days without sync wait", fmt("%.2f", p.days_without_sync_wait));
   row("  stretch from sync wait", fmt("%.2f days", p.stretch_days));
-  if (p.goodput < 1) {
-    row("  goodput (failures)", pct(p.goodput));
-    row("  days lost to failures", fmt("%.2f", p.days_lost_to_failures));
+  if (s.has_reliability) {
+    row("  failures (this seed)", fmt("%.0f", static_cast<double>(s.failures.failures)) + ", job MTBF " +
+                                      util::format_duration(s.failures.mtbf_s));
+    row("  goodput", pct(p.goodput) + " (checkpoint every " + util::format_duration(s.checkpoint_interval_s) +
+                         ", write " + util::format_duration(s.failures.checkpoint_write_s) + ")");
+    row("  days lost to failures", fmt("%.2f", p.days_lost_to_failures) + " (of which checkpoint writes " +
+                                       fmt("%.2f", s.failures.checkpoint_days) + ")");
+    row("  days with failures", fmt("%.2f", p.days_with_failures));
+    row("  best checkpoint interval", util::format_duration(s.checkpointing.best_interval_s) + " -> goodput " +
+                                          pct(s.checkpointing.best_goodput) + " (Young/Daly " +
+                                          util::format_duration(s.checkpointing.young_daly_s) + ")");
   }
   row("  GPU-hours", fmt("%.3g", p.gpu_hours));
   if (p.cost > 0) row("  cost", fmt("%.3g", p.cost));

@@ -12,6 +12,7 @@
 #include "engine/result.hpp"
 #include "model/memory.hpp"
 #include "model/step_costs.hpp"
+#include "report/reliability.hpp"
 
 namespace trainsim::report {
 
@@ -56,6 +57,10 @@ struct RunSummary {
   double wall_s = 0;
   int64_t micro_batches = 0;
   double recompute_share = 0;  // share of compute time spent re-running forwards
+  bool has_reliability = false;
+  FailureOutcome failures;      // this seed's failure history over the projected run
+  IntervalChoice checkpointing; // simulated best checkpoint interval and Young/Daly's
+  double checkpoint_interval_s = 0;
 };
 
 // Projection of the whole run (training.total_tokens, or `steps` when it is 0) from a mean step

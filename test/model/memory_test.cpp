@@ -20,6 +20,8 @@ TrainingSpec mixed_adam() {
   TrainingSpec t;
   t.precision = Precision::kBf16;
   t.optimizer = Optimizer::kAdam;
+  // Korthikanti et al. account for Megatron-LM 2022's unfused attention (the 5as^2b term).
+  t.flash_attention = false;
   return t;
 }
 
@@ -193,6 +195,16 @@ TEST(Activations, KorthikantiPerLayerFormulas) {
     // The rematerialized working set is the no-recompute layer.
     expect_rel(layer_full_activation_bytes(m, tp_par(8, true, Recompute::kFull), train), sbh / t * (34 + 5 * a * s / h));
   }
+}
+
+TEST(Activations, FlashAttentionKeepsNoScores) {
+  // Flash attention stores only fp32 softmax statistics (4 bytes x a x s x b): the layer then
+  // keeps what selective recompute keeps, 34sbh/t, plus that small term.
+  TrainingSpec train = mixed_adam();
+  train.flash_attention = true;
+  const ModelSpec m = gpt(96, 12288, 96);
+  const double s = 2048, h = 12288, a = 96, t = 8;
+  expect_rel(layer_activation_bytes(m, tp_par(8, true, Recompute::kNone), train), 34 * s * h / t + 4 * a * s / t);
 }
 
 TEST(Activations, TwentyTwoBNumbers) {
