@@ -75,7 +75,7 @@ const Calibration& default_calibration() {
     // itemise (kernel gaps, loss scaling, clock throttling under load). Searched in [0.60, 0.90].
     c.gemm_efficiency = 0.66;
     // Per-GEMM fixed cost: kernel launch plus the last partial wave of thread blocks; a few us on
-    // A100/H100. Searched in [2, 20] us; fit 4 us. It is what makes small (post-TP) GEMMs inefficient,
+    // A100/H100. Searched in [2, 20] us; fit 4 us (2 and 8 us are within 0.05 points of mean error). It is what makes small (post-TP) GEMMs inefficient,
     // more so on the faster GPU.
     c.gemm_kernel_s = 4e-6;
     // fp8 GEMMs reach a smaller fraction of their (2x) peak: scaling and amax bookkeeping, and the
@@ -105,7 +105,8 @@ const Calibration& default_calibration() {
     // Inter-node NCCL rings reach ~90% of the IB line rate at large messages (the 2-node figures in
     // nccl_measured are inflated by the NVLink share and cannot be used directly).
     c.inter_efficiency = 0.90;
-    // Data loading, logging and step launch: small against steps of seconds; not fitted.
+    // Data loading, logging and step launch (StepCosts::step_overhead_s): small against steps of
+    // seconds; not fitted.
     c.step_overhead_s = 0.05;
     return c;
   }();

@@ -57,6 +57,7 @@ StepCosts compute_step_costs(const ModelSpec& model, const ParallelSpec& par, co
   costs.micro_batches = train.micro_batches(par);
   costs.model_flops_per_step = model_flops_per_step(model, train.global_batch);
   costs.tokens_per_step = d(train.global_batch) * d(model.seq_len);
+  costs.step_overhead_s = cal.step_overhead_s;
   costs.stages.resize(static_cast<size_t>(par.pp));
 
   int64_t first_layer = 0;

@@ -43,6 +43,8 @@ struct StepCosts {
   int64_t micro_batches = 0;      // per pipeline per step = global_batch / (dp * micro_batch)
   double model_flops_per_step = 0;  // whole model, whole global batch, no recompute (MFU numerator)
   double tokens_per_step = 0;       // global_batch * seq_len
+  double step_overhead_s = 0;       // fixed cost once per step (data loading, logging, step launch);
+                                    // counted as compute, on every stage, before the first forward
 };
 
 // REQUIRES: the spec is validated (config/ guarantees divisibility and ranges).

@@ -84,7 +84,7 @@ StepEstimate estimate_step(const StepCosts& costs, const ModelSpec& model, const
   }
 
   StepEstimate e;
-  e.compute_s = m * per_mb + c.step_overhead_s;
+  e.compute_s = m * per_mb + costs.step_overhead_s;
   e.bubble_s = (p - 1) / d(v) * per_mb;
 
   if (par.pp > 1) {
@@ -95,16 +95,22 @@ StepEstimate estimate_step(const StepCosts& costs, const ModelSpec& model, const
     e.pp_comm_s = 2 * (m * d(v) + p - 1) * t_p2p;
   }
 
-  // DP sync. ZeRO 2 reduce-scatters every micro-batch; ZeRO 3 also gathers the weights forward and
-  // backward every micro-batch (these overlap the whole step's compute).
+  // DP sync of the step's gradients, and what repeats every micro-batch under ZeRO 2/3 (overlapping
+  // the compute of the step):
+  //   zero 0: all-reduce | 1: RS + AG of the weights after the optimizer | 2: as 1, plus an RS per
+  //   earlier micro-batch | 3: RS per micro-batch, weights all-gathered forward and backward per
+  //   micro-batch, no post-optimizer AG (weights stay sharded).
+  const double rs = replica_collective(Kind::kReduceScatter, grad_bytes, par, cluster, c);
+  const double ag = replica_collective(Kind::kAllGather, param_bytes, par, cluster, c);
   double per_step = dp_sync_time_s(grad_bytes, par, cluster, c);
   double overlapped_with_compute = 0;
-  if (par.zero >= 2) {
-    per_step = replica_collective(Kind::kAllGather, param_bytes, par, cluster, c);
-    overlapped_with_compute = (m - 1) * replica_collective(Kind::kReduceScatter, grad_bytes, par, cluster, c);
-    per_step += replica_collective(Kind::kReduceScatter, grad_bytes, par, cluster, c);
+  if (par.zero == 2) {
+    per_step = rs + ag;
+    overlapped_with_compute = (m - 1) * rs;
+  } else if (par.zero >= 3) {
+    per_step = rs;
+    overlapped_with_compute = (m - 1) * rs + 2 * m * ag;
   }
-  if (par.zero >= 3) overlapped_with_compute += 2 * m * replica_collective(Kind::kAllGather, param_bytes, par, cluster, c);
   e.dp_comm_s = per_step + overlapped_with_compute;
 
   double exposed = per_step;
@@ -112,7 +118,8 @@ StepEstimate estimate_step(const StepCosts& costs, const ModelSpec& model, const
     const double bucket = std::min(1.0, kGradBucketParams * grad_bytes_per_param(train) / std::max(grad_bytes, 1.0));
     exposed = std::max(per_step * bucket, per_step - last_backward);
   }
-  exposed += std::max(0.0, overlapped_with_compute - (e.compute_s - per_mb));
+  // Per-micro-batch ZeRO 2/3 traffic is prefetched under the layers' compute: only its excess shows.
+  exposed += std::max(0.0, overlapped_with_compute - m * per_mb);
   e.exposed_comm_s = e.pp_comm_s + exposed;
   e.optimizer_s = optimizer;
   e.step_s = e.compute_s + e.bubble_s + e.exposed_comm_s + e.optimizer_s;

@@ -11,10 +11,12 @@
 //             ring all-reduce (ZeRO 0) or reduce-scatter + all-gather (ZeRO 1/2, same volume), over the
 //             NIC share per GPU, hierarchical when several replicas share a node (layout: tp fastest,
 //             then cp, dp, pp). ZeRO 2 reduce-scatters every micro-batch; ZeRO 3 also all-gathers
-//             the weights twice per micro-batch. Aggregation oversubscription is not modelled here.
+//             the weights forward and backward per micro-batch (and has no post-optimizer gather).
+//             Aggregation oversubscription is not modelled here.
 //   exposed = with overlap_grad_reduce: only what does not fit under the last micro-batch's backward,
 //             and at least the last bucket (40M parameters, Megatron's default); without: all of it.
-//             ZeRO 3 gathers overlap the compute of the step; only their excess is exposed.
+//             ZeRO 2/3 per-micro-batch traffic overlaps the compute of the step; only its excess is
+//             exposed.
 //   tflops_per_gpu = model FLOPs (no recompute) / (gpus step); mfu against the dense peak of the
 //   precision; hfu with recompute FLOPs.
 #pragma once

@@ -65,7 +65,8 @@ TEST(StepEstimate, OneFOneBDecomposition) {
   const StepEstimate e = estimate_step(gpt3(), p, t, cl);
   const PerMicroBatch mb = slowest(costs);
   // Megatron Eq.1: (m + p - 1)(tf + tb): compute m (tf + tb), bubble (p - 1)(tf + tb).
-  EXPECT_DOUBLE_EQ(e.compute_s, 32 * mb.fb + default_calibration().step_overhead_s);
+  EXPECT_DOUBLE_EQ(e.compute_s, 32 * mb.fb + costs.step_overhead_s);
+  EXPECT_DOUBLE_EQ(costs.step_overhead_s, default_calibration().step_overhead_s);
   EXPECT_DOUBLE_EQ(e.bubble_s, 7 * mb.fb);
   EXPECT_DOUBLE_EQ(e.step_s, e.compute_s + e.bubble_s + e.exposed_comm_s + e.optimizer_s);
   // No overlap: the whole gradient all-reduce is exposed, plus the pipeline sends.

@@ -97,7 +97,9 @@ inline int64_t interleave_chunks(const model::ModelSpec& m, const model::Paralle
 }  // namespace detail
 
 // The complete entries of the file, as scenarios. Throws YAML::Exception if the file is unreadable.
-inline std::vector<PublishedRun> load_published_runs(const std::string& path) {
+// With `zero3_only`, instead: the SC21 Table 2 ZeRO-3 (DeepSpeed) rows, read as tp = pp = 1, dp =
+// count, ZeRO 3, full recompute: reported for information, not part of the check.
+inline std::vector<PublishedRun> load_published_runs(const std::string& path, bool zero3_only = false) {
   using detail::number;
   using detail::text;
   std::vector<PublishedRun> out;
@@ -109,7 +111,11 @@ inline std::vector<PublishedRun> load_published_runs(const std::string& path) {
     const auto layers = number(m["layers"]), hidden = number(m["hidden"]), heads = number(m["heads"]),
                seq = number(m["seq_len"]);
     const auto count = number(hw["count"]);
-    const auto tp = number(par["tp"]), pp = number(par["pp"]), dp = number(par["dp"]);
+    const bool zero3 = detail::contains(text(par["zero_fsdp"]), "ZeRO-3");
+    if (zero3 != zero3_only) continue;
+    const auto tp = zero3 ? std::optional<double>(1) : number(par["tp"]);
+    const auto pp = zero3 ? std::optional<double>(1) : number(par["pp"]);
+    const auto dp = number(par["dp"]);
     const auto gb = number(par["global_batch_seqs"]);
     if (!layers || !hidden || !heads || !seq || !count || !tp || !pp || !dp || !gb) continue;
 
@@ -194,8 +200,8 @@ inline std::vector<PublishedRun> load_published_runs(const std::string& path) {
       r.par.recompute = detail::contains(text(par["recompute"]), "selective") ? model::Recompute::kSelective
                                                                                : model::Recompute::kFull;
       r.par.sequence_parallel = par["sequence_parallel"] && par["sequence_parallel"].as<bool>();
-      r.par.zero = 0;
-      r.par.overlap_grad_reduce = false;
+      r.par.zero = zero3 ? 3 : 0;
+      r.par.overlap_grad_reduce = zero3;
       r.train.flash_attention = false;
       r.train.tp_comm_overlap = false;
       const int64_t v = detail::interleave_chunks(r.model, r.par, micro_batches);
