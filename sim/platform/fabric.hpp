@@ -1,5 +1,5 @@
 // The inter-node fabric the builder makes, planned as plain numbers before SimGrid sees any of it
-// (tests check the plan without an Engine; the builder turns it into one SimGrid fat-tree zone).
+// (tests check the plan without an Engine; tree_zone.hpp turns it into one SimGrid netzone).
 //
 // The fabric is a tree. Its leaves are the GPUs; above them, bottom-up:
 //
@@ -18,7 +18,7 @@
 //   rail-optimized  rail-major: port (rail) r of up to kLeafPorts nodes per leaf, one set of leaves per rail;
 //   shared          one leaf per node, so every inter-node byte crosses the shared aggregation layer.
 // Group sizes are the largest divisor of the count that fits, so every switch of a level has the
-// same fan-in (SimGrid's fat-tree requires it).
+// same fan-in (routes find a switch by integer division).
 //
 // Each switch has ONE uplink per direction whose capacity is the sum of its parallel cables: ideal
 // load balancing over the cables (no ECMP hash collisions). Latency sits on the GPU's own link
@@ -38,7 +38,7 @@ namespace trainsim::platform {
 inline constexpr int64_t kLeafPorts = 32;
 // Leaf switches per pod under one aggregation switch; more leaves than this add a core level.
 inline constexpr int64_t kPodLeaves = 32;
-// Largest cluster the builder accepts (SimGrid's fat-tree numbers its elements with int).
+// Largest cluster the builder accepts (a sanity bound: ~8 KB of SimGrid objects per GPU).
 inline constexpr int64_t kMaxGpus = int64_t{1} << 22;
 
 enum class TreeLevelRole { kNic, kLeaf, kAggregation, kCore };

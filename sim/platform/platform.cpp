@@ -1,20 +1,18 @@
 #include "platform/platform.hpp"
 
-#include <simgrid/kernel/routing/NetPoint.hpp>
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Link.hpp>
-#include <simgrid/s4u/NetZone.hpp>
 #include <xbt/log.h>
 
 #include <cerrno>
-#include <charconv>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
 #include <string_view>
 
+#include "platform/tree_zone.hpp"
 #include "util/error.hpp"
 #include "util/units.hpp"
 
@@ -27,26 +25,9 @@ class PlatformBuilder {
  public:
   static std::unique_ptr<Platform> from_cluster(sg4::Engine& engine, const hardware::ClusterSpec& cluster);
   static std::unique_ptr<Platform> from_file(sg4::Engine& engine, const hardware::ClusterSpec& cluster);
-
- private:
-  static void add_intra_node(sg4::NetZone* zone, Platform& p, const hardware::ClusterSpec& c, int64_t node);
-  static void tune_fabric_links(sg4::Engine& engine, Platform& p);
 };
 
 namespace {
-
-// SimGrid's fat-tree names its links "link_from_<child id>_<parent id>_<serial>[_UP|_DOWN]".
-constexpr std::string_view kFatTreeLinkPrefix = "link_from_";
-
-// The fat-tree element id of the child end of a fat-tree link, or -1 for any other link.
-int64_t fat_tree_child_id(std::string_view name) {
-  if (name.substr(0, kFatTreeLinkPrefix.size()) != kFatTreeLinkPrefix) return -1;
-  name.remove_prefix(kFatTreeLinkPrefix.size());
-  int64_t id = -1;
-  auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), id);
-  if (ec != std::errc() || end == name.data() + name.size() || *end != '_') return -1;
-  return id;
-}
 
 bool is_yes(const char* v) {
   if (v == nullptr) return false;
@@ -78,93 +59,17 @@ std::unique_ptr<Platform> Platform::build(sg4::Engine& engine, const hardware::C
 std::unique_ptr<Platform> PlatformBuilder::from_cluster(sg4::Engine& engine, const hardware::ClusterSpec& c) {
   auto p = std::make_unique<Platform>();
   p->plan_ = plan_fabric(c);  // validates every value SimGrid will see
-  const FabricPlan& plan = *p->plan_;
   p->nodes_ = c.nodes;
   p->gpus_per_node_ = c.gpus_per_node;
-  p->gpus_.assign(static_cast<size_t>(c.gpus()), nullptr);
   p->intra_ = std::string(hardware::to_string(c.intra_fabric)) + " " + util::format_bandwidth(c.intra_bandwidth_Bps);
-
-  std::vector<unsigned int> down;
-  for (const auto& level : plan.levels) down.push_back(static_cast<unsigned int>(level.fan_in));
-  const std::vector<unsigned int> ones(down.size(), 1);
-  const sg4::FatTreeParams params(static_cast<unsigned int>(down.size()), down, ones, ones);
-
-  const double speed = c.gpu.peak_bf16_flops;
-  Platform& platform = *p;
-  auto leaf = [&platform, &plan, speed](sg4::NetZone* zone, const std::vector<unsigned long>& /*coord*/,
-                                        unsigned long id) {
-    const auto [node, local] = plan.gpu_at(static_cast<int64_t>(id));
-    sg4::Host* host = zone->create_host(Platform::host_name(node, local), speed);
-    // The fat-tree finds a leaf by its netpoint id: it must be the element id.
-    if (host->get_netpoint()->id() != id)
-      throw std::logic_error("Platform::build: host " + host->get_name() + " got netpoint id " +
-                             std::to_string(host->get_netpoint()->id()) + ", expected " + std::to_string(id));
-    platform.gpus_[static_cast<size_t>(node * plan.gpus_per_node + local)] = host;
-    return std::make_pair(host->get_netpoint(), static_cast<simgrid::kernel::routing::NetPoint*>(nullptr));
-  };
-  // Zone-wide link values are those of the GPUs' own links; upper levels are retuned below.
-  sg4::NetZone* zone =
-      sg4::create_fatTree_zone("fabric", nullptr, params, sg4::ClusterCallbacks(leaf), plan.levels.front().down_link_Bps,
-                               plan.gpu_link_latency_s, sg4::Link::SharingPolicy::SPLITDUPLEX);
-  if (c.gpus_per_node > 1)
-    for (int64_t n = 0; n < c.nodes; ++n) add_intra_node(zone, *p, c, n);
-  zone->seal();
-  tune_fabric_links(engine, *p);
+  const TreeZone* zone = TreeZone::create(c, *p->plan_);
+  p->gpus_.reserve(static_cast<size_t>(c.gpus()));
+  for (int64_t n = 0; n < c.nodes; ++n)
+    for (int64_t g = 0; g < c.gpus_per_node; ++g) p->gpus_.push_back(zone->host(n, g));
+  p->fabric_links_ = zone->fabric_links();
+  p->shared_links_ = zone->shared_links();
   engine.seal_platform();
   return p;
-}
-
-void PlatformBuilder::add_intra_node(sg4::NetZone* zone, Platform& p, const hardware::ClusterSpec& c,
-                                     int64_t node) {
-  const int64_t g = c.gpus_per_node;
-  const auto np = [&p, node, g](int64_t local) { return p.gpus_[static_cast<size_t>(node * g + local)]->get_netpoint(); };
-  if (c.intra_fabric == hardware::IntraFabric::kNvswitch) {
-    std::vector<sg4::Link*> up(static_cast<size_t>(g));
-    std::vector<sg4::Link*> down(static_cast<size_t>(g));
-    for (int64_t l = 0; l < g; ++l) {
-      const std::string name = "nvlink-" + std::to_string(node) + "-" + std::to_string(l);
-      up[l] = zone->create_link(name + "_UP", c.intra_bandwidth_Bps)->set_latency(c.intra_latency_s / 2);
-      down[l] = zone->create_link(name + "_DOWN", c.intra_bandwidth_Bps)->set_latency(c.intra_latency_s / 2);
-    }
-    for (int64_t a = 0; a < g; ++a)
-      for (int64_t b = 0; b < g; ++b)
-        if (a != b)
-          zone->add_bypass_route(np(a), np(b), nullptr, nullptr,
-                                 {sg4::LinkInRoute(up[a]), sg4::LinkInRoute(down[b])});
-  } else {
-    sg4::Link* bridge = zone->create_link("pcie-" + std::to_string(node), c.intra_bandwidth_Bps)
-                            ->set_latency(c.intra_latency_s)
-                            ->set_sharing_policy(sg4::Link::SharingPolicy::SHARED);
-    for (int64_t a = 0; a < g; ++a)
-      for (int64_t b = 0; b < g; ++b)
-        if (a != b) zone->add_bypass_route(np(a), np(b), nullptr, nullptr, {sg4::LinkInRoute(bridge)});
-  }
-}
-
-void PlatformBuilder::tune_fabric_links(sg4::Engine& engine, Platform& p) {
-  const FabricPlan& plan = *p.plan_;
-  // Element ids: GPUs 0..N-1; switches from 2N-1 downwards, level by level bottom-up.
-  const int64_t n = plan.gpus();
-  std::vector<int64_t> first_id;  // lowest id of each switch level
-  int64_t next = 2 * n - 1;
-  for (const auto& level : plan.levels) {
-    next -= level.switches;
-    first_id.push_back(next + 1);
-  }
-  for (sg4::Link* link : engine.get_all_links()) {
-    const int64_t child = fat_tree_child_id(link->get_name());
-    if (child < n) continue;  // not a fat-tree link, or a GPU's own link (already right)
-    size_t child_level = 0;   // switch level of the child, 0-based: levels[child_level + 1] is above it
-    while (child_level < first_id.size() && child < first_id[child_level]) ++child_level;
-    if (child_level + 1 >= plan.levels.size())
-      throw std::logic_error("Platform::build: unexpected fat-tree link " + link->get_name());
-    const TreeLevel& above = plan.levels[child_level + 1];
-    link->set_bandwidth(above.down_link_Bps);
-    link->set_latency(0);
-    if (above.role == TreeLevelRole::kAggregation || above.role == TreeLevelRole::kCore)
-      p.fabric_links_.push_back(link);
-    if (above.shared) p.shared_links_.push_back(link);
-  }
 }
 
 std::unique_ptr<Platform> PlatformBuilder::from_file(sg4::Engine& engine, const hardware::ClusterSpec& c) {

@@ -37,13 +37,15 @@ namespace trainsim::platform {
 // process). Throws util::InputError for a cluster value SimGrid would abort on (naming the field),
 // and for a platform file that is unreadable, rejected by SimGrid, or breaks the host naming.
 //
-// Built platforms (cluster.platform_file empty), see fabric.hpp for the inter-node tree:
+// Built platforms (cluster.platform_file empty): one netzone "fabric" (tree_zone.hpp) computing
+// routes over the tree of fabric.hpp:
 //   - GPU host speed = cluster.gpu.peak_bf16_flops (one core); the engine scales Exec amounts.
 //   - nvswitch: links nvlink-<n>-<g>_UP / _DOWN of intra_bandwidth_Bps, intra_latency_s / 2 each;
 //     gpu a -> gpu b crosses a's _UP and b's _DOWN (a GPU's sends share its own _UP).
 //   - pcie: one SHARED link pcie-<n> of intra_bandwidth_Bps and intra_latency_s carries every
 //     intra-node transfer of node n, in both directions.
-//   - inter-node: SimGrid fat-tree zone "fabric" (links link_from_*), latency inter_latency_s end to end.
+//   - inter-node: nic-<n>-<g>_UP/_DOWN per GPU port (inter_latency_s / 2 each), then switch
+//     uplinks <level>-<i>-uplink_UP/_DOWN (latency 0): inter_latency_s end to end.
 // Loaded platforms (cluster.platform_file set): the file must define hosts gpu-<n>-<g> for every
 // n < cluster.nodes, g < cluster.gpus_per_node; links carrying <prop id="shared" value="yes"/> are
 // the shared (and fabric) links. Everything else in the file is SimGrid's business.

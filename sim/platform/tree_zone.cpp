@@ -1,0 +1,166 @@
+#include "platform/tree_zone.hpp"
+
+#include <simgrid/kernel/routing/NetPoint.hpp>
+#include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/Link.hpp>
+#include <simgrid/s4u/NetZone.hpp>
+
+#include <stdexcept>
+#include <string>
+
+namespace sg4 = simgrid::s4u;
+using simgrid::kernel::routing::NetPoint;
+using simgrid::kernel::routing::Route;
+
+namespace trainsim::platform {
+
+TreeZone::TreeZone(const hardware::ClusterSpec& cluster, const FabricPlan& plan)
+    : NetZoneImpl("fabric"), cluster_(cluster), plan_(plan) {}
+
+TreeZone* TreeZone::create(const hardware::ClusterSpec& cluster, const FabricPlan& plan) {
+  auto* zone = new TreeZone(cluster, plan);  // owned by SimGrid's engine (the root netzone)
+  zone->populate();
+  zone->get_iface()->seal();
+  return zone;
+}
+
+void TreeZone::populate() {
+  sg4::NetZone* z = get_iface();
+  const int64_t gpn = plan_.gpus_per_node;
+  const int64_t n_gpus = plan_.gpus();
+  const auto gpu_tag = [](int64_t node, int64_t local) { return std::to_string(node) + "-" + std::to_string(local); };
+
+  hosts_.reserve(static_cast<size_t>(n_gpus));
+  for (int64_t node = 0; node < plan_.nodes; ++node) {
+    for (int64_t g = 0; g < gpn; ++g) {
+      sg4::Host* h = z->create_host("gpu-" + gpu_tag(node, g), cluster_.gpu.peak_bf16_flops);
+      if (h->get_netpoint()->id() != hosts_.size())
+        throw std::logic_error("TreeZone: host " + h->get_name() + " got netpoint id " +
+                               std::to_string(h->get_netpoint()->id()) + ", expected " + std::to_string(hosts_.size()));
+      hosts_.push_back(h);
+    }
+  }
+
+  // Intra-node fabric.
+  if (cluster_.intra_fabric == hardware::IntraFabric::kNvswitch) {
+    intra_up_.reserve(static_cast<size_t>(n_gpus));
+    intra_down_.reserve(static_cast<size_t>(n_gpus));
+    for (int64_t id = 0; id < n_gpus; ++id) {
+      const std::string name = "nvlink-" + gpu_tag(id / gpn, id % gpn);
+      intra_up_.push_back(z->create_link(name + "_UP", cluster_.intra_bandwidth_Bps)->set_latency(cluster_.intra_latency_s / 2));
+      intra_down_.push_back(
+          z->create_link(name + "_DOWN", cluster_.intra_bandwidth_Bps)->set_latency(cluster_.intra_latency_s / 2));
+    }
+  } else {
+    bridge_.reserve(static_cast<size_t>(plan_.nodes));
+    for (int64_t node = 0; node < plan_.nodes; ++node)
+      bridge_.push_back(z->create_link("pcie-" + std::to_string(node), cluster_.intra_bandwidth_Bps)
+                            ->set_latency(cluster_.intra_latency_s));
+  }
+
+  // Inter-node tree: level k's links join each element below switch level k to its switch.
+  const size_t levels = plan_.levels.size();
+  up_.resize(levels);
+  down_.resize(levels);
+  int64_t elements = n_gpus;  // elements below level 0 are the GPUs, in plan position order
+  for (size_t k = 0; k < levels; ++k) {
+    const TreeLevel& level = plan_.levels[k];
+    up_[k].reserve(static_cast<size_t>(elements));
+    down_[k].reserve(static_cast<size_t>(elements));
+    for (int64_t c = 0; c < elements; ++c) {
+      std::string name;
+      if (k == 0) {
+        const auto [node, g] = plan_.gpu_at(c);
+        name = (level.role == TreeLevelRole::kNic ? "gpu-nic-" : "nic-") + gpu_tag(node, g);
+      } else if (plan_.levels[k - 1].role == TreeLevelRole::kNic) {
+        const int64_t node = plan_.rail_major ? c % plan_.nodes : c / plan_.rails;
+        const int64_t rail = plan_.rail_major ? c / plan_.nodes : c % plan_.rails;
+        name = "nic-" + gpu_tag(node, rail);
+      } else {
+        name = std::string(to_string(plan_.levels[k - 1].role)) + "-" + std::to_string(c) + "-uplink";
+      }
+      const double latency_s = k == 0 ? plan_.gpu_link_latency_s : 0.0;
+      up_[k].push_back(z->create_link(name + "_UP", level.down_link_Bps)->set_latency(latency_s));
+      down_[k].push_back(z->create_link(name + "_DOWN", level.down_link_Bps)->set_latency(latency_s));
+    }
+    elements = level.switches;
+  }
+
+  // A GPU sending to itself copies within its HBM.
+  const double hbm_Bps = cluster_.gpu.hbm_bandwidth_Bps > 0 ? cluster_.gpu.hbm_bandwidth_Bps : cluster_.intra_bandwidth_Bps;
+  loopback_ = z->create_link("loopback", hbm_Bps)->set_sharing_policy(sg4::Link::SharingPolicy::FATPIPE);
+}
+
+void TreeZone::push(sg4::Link* link, Route* into, double* latency) const {
+  into->link_list_.push_back(link->get_impl());
+  if (latency != nullptr) *latency += link->get_latency();
+}
+
+void TreeZone::get_local_route(const NetPoint* src, const NetPoint* dst, Route* into, double* latency) {
+  const int64_t a = static_cast<int64_t>(src->id());
+  const int64_t b = static_cast<int64_t>(dst->id());
+  if (a >= static_cast<int64_t>(hosts_.size()) || b >= static_cast<int64_t>(hosts_.size()))
+    throw std::invalid_argument("TreeZone: no route from '" + src->get_name() + "' to '" + dst->get_name() + "'");
+  if (a == b) {
+    push(loopback_, into, latency);
+    return;
+  }
+  const int64_t gpn = plan_.gpus_per_node;
+  const int64_t node_a = a / gpn;
+  const int64_t node_b = b / gpn;
+  if (node_a == node_b) {
+    if (!bridge_.empty()) {
+      push(bridge_[static_cast<size_t>(node_a)], into, latency);
+    } else {
+      push(intra_up_[static_cast<size_t>(a)], into, latency);
+      push(intra_down_[static_cast<size_t>(b)], into, latency);
+    }
+    return;
+  }
+  // Climb from both ends until the two elements hang under the same switch.
+  int64_t ea = plan_.position(node_a, a % gpn);
+  int64_t eb = plan_.position(node_b, b % gpn);
+  size_t k = 0;
+  size_t top = 0;  // highest level whose links the route uses
+  for (;; ++k) {
+    push(up_[k][static_cast<size_t>(ea)], into, latency);
+    ea /= plan_.levels[k].fan_in;
+    eb /= plan_.levels[k].fan_in;
+    if (ea == eb) {
+      top = k;
+      break;
+    }
+  }
+  // Down: the same levels in reverse, on b's side.
+  std::vector<int64_t> eb_at(top + 1);
+  eb_at[0] = plan_.position(node_b, b % gpn);
+  for (size_t j = 1; j <= top; ++j) eb_at[j] = eb_at[j - 1] / plan_.levels[j - 1].fan_in;
+  for (size_t j = top + 1; j-- > 0;) push(down_[j][static_cast<size_t>(eb_at[j])], into, latency);
+}
+
+std::vector<sg4::Link*> TreeZone::fabric_links() const {
+  std::vector<sg4::Link*> out;
+  for (size_t k = 0; k < plan_.levels.size(); ++k) {
+    const TreeLevelRole role = plan_.levels[k].role;
+    if (role != TreeLevelRole::kAggregation && role != TreeLevelRole::kCore) continue;
+    for (size_t c = 0; c < up_[k].size(); ++c) {
+      out.push_back(up_[k][c]);
+      out.push_back(down_[k][c]);
+    }
+  }
+  return out;
+}
+
+std::vector<sg4::Link*> TreeZone::shared_links() const {
+  std::vector<sg4::Link*> out;
+  for (size_t k = 0; k < plan_.levels.size(); ++k) {
+    if (!plan_.levels[k].shared) continue;
+    for (size_t c = 0; c < up_[k].size(); ++c) {
+      out.push_back(up_[k][c]);
+      out.push_back(down_[k][c]);
+    }
+  }
+  return out;
+}
+
+}  // namespace trainsim::platform

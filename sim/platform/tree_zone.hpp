@@ -1,0 +1,64 @@
+// TreeZone: the SimGrid netzone of a built platform (internal to platform/; Platform is the API).
+//
+// One flat zone holds every GPU host. Routes are computed, not stored: for GPUs a, b
+//   - same node, NVSwitch:  [nvlink-<n>-<a>_UP, nvlink-<n>-<b>_DOWN]
+//   - same node, PCIe:      [pcie-<n>]                         (one link shared by both directions)
+//   - other nodes:          up the tree from a until the lowest common switch, then down to b:
+//                           [a's link _UP, switch uplinks _UP..., switch uplinks _DOWN..., b's link _DOWN]
+// The tree is the FabricPlan's (fabric.hpp): element c of a level hangs under switch c / fan_in.
+// Nothing is searched or cached: a route costs O(levels), building costs O(GPUs) links and hosts.
+// SimGrid's own fat-tree zone spent O(GPUs x leaf switches) building, and per-node NVSwitch routes
+// needed GPUs x (gpus_per_node - 1) bypass routes; this zone needs neither.
+#pragma once
+
+#include <simgrid/kernel/routing/NetZoneImpl.hpp>
+
+#include <cstdint>
+#include <vector>
+
+#include "hardware/cluster.hpp"
+#include "platform/fabric.hpp"
+
+namespace simgrid::s4u {
+class Host;
+class Link;
+}  // namespace simgrid::s4u
+
+namespace trainsim::platform {
+
+class TreeZone : public simgrid::kernel::routing::NetZoneImpl {
+ public:
+  // Creates the zone as the engine's root netzone with every host and link of `plan`.
+  // REQUIRES: the engine has no netzone yet; `cluster` validated (plan_fabric did it).
+  // Hosts get netpoint ids 0..gpus-1 in node-major order (id = node * gpus_per_node + local).
+  static TreeZone* create(const hardware::ClusterSpec& cluster, const FabricPlan& plan);
+
+  simgrid::s4u::Host* host(int64_t node, int64_t local) const {
+    return hosts_[static_cast<size_t>(node * plan_.gpus_per_node + local)];
+  }
+  // Links of the switch levels whose TreeLevel::role is aggregation or core (both directions).
+  std::vector<simgrid::s4u::Link*> fabric_links() const;
+  // Those of them marked TreeLevel::shared.
+  std::vector<simgrid::s4u::Link*> shared_links() const;
+
+  void get_local_route(const simgrid::kernel::routing::NetPoint* src, const simgrid::kernel::routing::NetPoint* dst,
+                       simgrid::kernel::routing::Route* into, double* latency) override;
+
+ private:
+  TreeZone(const hardware::ClusterSpec& cluster, const FabricPlan& plan);
+  void populate();
+  void push(simgrid::s4u::Link* link, simgrid::kernel::routing::Route* into, double* latency) const;
+
+  hardware::ClusterSpec cluster_;
+  FabricPlan plan_;
+  std::vector<simgrid::s4u::Host*> hosts_;         // by netpoint id
+  std::vector<simgrid::s4u::Link*> intra_up_;      // nvswitch: per GPU (by id)
+  std::vector<simgrid::s4u::Link*> intra_down_;
+  std::vector<simgrid::s4u::Link*> bridge_;        // pcie: per node
+  // up_[k][c] / down_[k][c]: the link between element c below switch level k and its switch.
+  std::vector<std::vector<simgrid::s4u::Link*>> up_;
+  std::vector<std::vector<simgrid::s4u::Link*>> down_;
+  simgrid::s4u::Link* loopback_ = nullptr;         // a GPU sending to itself
+};
+
+}  // namespace trainsim::platform
