@@ -51,6 +51,14 @@ TEST(CollectiveTime, Hierarchical) {
               collective_time(Kind::kAllReduce, Algorithm::kRing, 4, 8e9, inter), 1e-15);
 }
 
+TEST(CollectiveTime, HierarchicalWithOneLinkKindIsTheFlatRing) {
+  EXPECT_DOUBLE_EQ(collective_time(Kind::kAllReduce, Algorithm::kHierarchical, 8, 1e9, kLink),
+                   collective_time(Kind::kAllReduce, Algorithm::kRing, 8, 1e9, kLink));
+  // Tree has no RS/AG in NCCL: the ring formula.
+  EXPECT_DOUBLE_EQ(collective_time(Kind::kAllGather, Algorithm::kTree, 8, 1e9, kLink),
+                   collective_time(Kind::kAllGather, Algorithm::kRing, 8, 1e9, kLink));
+}
+
 TEST(RingEdgeBytes, PerKind) {
   EXPECT_DOUBLE_EQ(ring_edge_bytes(Kind::kAllReduce, 4, 1000), 1500);  // 2 * 3/4 * 1000
   EXPECT_DOUBLE_EQ(ring_edge_bytes(Kind::kReduceScatter, 4, 1000), 750);

@@ -43,6 +43,18 @@ TEST(Flops, MegatronEq3IsHardwareFlopsWithFullRecompute) {
   EXPECT_NEAR(hardware_flops_per_step(m, 1536, Recompute::kFull), eq3, 1e-9 * eq3);
 }
 
+TEST(Flops, MegatronEq3ReproducesTheDerivedStepTime) {
+  // megatron_sc21_t1_1008.0B: 128 layers, h 25600, B 3072, 3072 GPUs at 163 TFLOP/s:
+  // derived.step_time_s_from_eq3 = Eq.3 / (n X) = 102.63 s.
+  ModelSpec m = gpt3_175b();
+  m.layers = 128;
+  m.hidden = 25600;
+  m.ffn_hidden = 4 * 25600;
+  m.heads = 160;
+  m.kv_heads = 160;
+  EXPECT_NEAR(megatron_eq3_flops(m, 3072) / (3072 * 163e12), 102.63, 0.01);
+}
+
 TEST(Flops, KorthikantiEq7IsModelFlops) {
   const ModelSpec m = gpt3_175b();
   const double eq7 = korthikanti_eq7_flops(m, 64);
