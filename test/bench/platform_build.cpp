@@ -74,7 +74,7 @@ int main(int argc, char** argv) {
     return 1;
   }
 
-  std::printf("gpus=%ld nodes=%ld topology=%s build_s=%.4f max_rss_mb=%.1f hosts=%zu links=%zu levels=%ld\n", gpus,
+  std::printf("gpus=%ld nodes=%ld topology=%s build_s=%.6f max_rss_mb=%.1f hosts=%zu links=%zu levels=%ld\n", gpus,
               static_cast<long>(c.nodes), topology.c_str(), build_s, rss_mb, engine->get_host_count(),
               engine->get_link_count(), static_cast<long>(platform->plan()->switch_levels()));
   return 0;
