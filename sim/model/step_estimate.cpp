@@ -66,7 +66,7 @@ StepEstimate estimate_step(const StepCosts& costs, const ModelSpec& model, const
   const double m = d(costs.micro_batches);
   const double p = d(par.pp);
 
-  double per_mb = 0, last_backward = 0, grad_bytes = 0, param_bytes = 0, optimizer = 0, activation = 0;
+  double per_mb = 0, last_backward = 0, first_forward = 0, grad_bytes = 0, param_bytes = 0, optimizer = 0, activation = 0;
   for (const StageCost& stage : costs.stages) {
     double f = 0, b = 0;
     for (const ChunkCost& chunk : stage.chunks) {
@@ -77,6 +77,7 @@ StepEstimate estimate_step(const StepCosts& costs, const ModelSpec& model, const
     if (f + b > per_mb) {
       per_mb = f + b;
       last_backward = b;
+      first_forward = f;
     }
     grad_bytes = std::max(grad_bytes, stage.grad_bytes);
     param_bytes = std::max(param_bytes, stage.param_bytes);
@@ -113,10 +114,15 @@ StepEstimate estimate_step(const StepCosts& costs, const ModelSpec& model, const
   }
   e.dp_comm_s = per_step + overlapped_with_compute;
 
+  // With overlap: the gradient reduction (all-reduce, or reduce-scatter) runs under the last
+  // micro-batch's backward and the ZeRO 1/2 weight all-gather under the next step's first forward
+  // (Megatron's overlap_param_gather); each exposes at least its last bucket.
   double exposed = per_step;
   if (par.overlap_grad_reduce && per_step > 0) {
     const double bucket = std::min(1.0, kGradBucketParams * grad_bytes_per_param(train) / std::max(grad_bytes, 1.0));
-    exposed = std::max(per_step * bucket, per_step - last_backward);
+    const double gather = (par.zero == 1 || par.zero == 2) ? ag : 0;
+    const double reduce = per_step - gather;
+    exposed = std::max(reduce * bucket, reduce - last_backward) + std::max(gather * bucket, gather - first_forward);
   }
   // Per-micro-batch ZeRO 2/3 traffic is prefetched under the layers' compute: only its excess shows.
   exposed += std::max(0.0, overlapped_with_compute - m * per_mb);

@@ -13,8 +13,10 @@
 //             then cp, dp, pp). ZeRO 2 reduce-scatters every micro-batch; ZeRO 3 also all-gathers
 //             the weights forward and backward per micro-batch (and has no post-optimizer gather).
 //             Aggregation oversubscription is not modelled here.
-//   exposed = with overlap_grad_reduce: only what does not fit under the last micro-batch's backward,
-//             and at least the last bucket (40M parameters, Megatron's default); without: all of it.
+//   exposed = with overlap_grad_reduce: only what does not fit under the last micro-batch's backward
+//             (the reduction) or under the next step's first forward (the ZeRO 1/2 weight
+//             all-gather, Megatron's overlap_param_gather), and at least the last bucket of each
+//             (40M parameters, Megatron's default); without: all of it.
 //             ZeRO 2/3 per-micro-batch traffic overlaps the compute of the step; only its excess is
 //             exposed.
 //   tflops_per_gpu = model FLOPs (no recompute) / (gpus step); mfu against the dense peak of the

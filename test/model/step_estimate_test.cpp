@@ -126,6 +126,31 @@ TEST(StepEstimate, OverlappedGradReduceExposesOnlyTheTail) {
   EXPECT_LT(on.step_s, off.step_s);
 }
 
+TEST(StepEstimate, DistributedOptimizerGatherHidesUnderTheFirstForward) {
+  ParallelSpec p;
+  p.tp = 8;
+  p.pp = 4;
+  p.dp = 16;
+  p.zero = 1;
+  TrainingSpec t;
+  t.global_batch = 256;
+  const auto cl = a100(64);
+  const StepCosts costs = compute_step_costs(gpt3(), p, t, cl);
+  const StepEstimate e = estimate_step(gpt3(), p, t, cl);
+  // Slowest stage: the last (logits); its forward and backward per micro-batch.
+  double f = 0, b = 0;
+  for (const auto& ch : costs.stages[3].chunks) {
+    f += ch.forward_s;
+    b += ch.backward_s;
+  }
+  const double grad = costs.stages[3].grad_bytes;
+  const double bucket = kGradBucketParams * 2 / grad;
+  // RS and AG of the same bytes cost the same here (A100: no in-switch reduction, one NIC per GPU).
+  const double half = e.dp_comm_s / 2;
+  const double expected = std::max(half * bucket, half - b) + std::max(half * bucket, half - f);
+  EXPECT_NEAR(e.exposed_comm_s - e.pp_comm_s, expected, 1e-12);
+}
+
 TEST(StepEstimate, DpSyncInsideOneNode) {
   // tp = 1, dp = 8 on one node: the all-reduce stays on NVSwitch (ring at the A100 achieved bus bw).
   ParallelSpec p;
