@@ -109,7 +109,7 @@ int sweep_command(const SweepOptions& opt, const char* argv0) {
     }
     std::vector<std::string> sets = opt.sets;
     sets.push_back("cluster.nodes=" + std::to_string(pt.nodes));
-    sets.push_back("parallel.dp=" + std::to_string(pt.dp));
+    sets.push_back("parallelism.dp=" + std::to_string(pt.dp));
     sets.push_back("training.global_batch=" + std::to_string(pt.global_batch));
     try {
       config::load_scenario(opt.scenario, parse_overrides(sets));

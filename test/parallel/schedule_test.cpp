@@ -42,8 +42,9 @@ TEST(ScheduleTest, EveryOpOnceAndBackwardAfterForward) {
       ASSERT_EQ(ops.size(), static_cast<size_t>(2 * m * v));  // m*v forwards + m*v backwards
       std::set<std::tuple<int, int64_t, int64_t>> seen;
       for (const auto& op : ops) {
-        if (op.pass == Pass::kBackward)
+        if (op.pass == Pass::kBackward) {
           EXPECT_TRUE(seen.count({0, op.micro_batch, op.chunk})) << "backward before its forward";
+        }
         EXPECT_TRUE(seen.insert({op.pass == Pass::kForward ? 0 : 1, op.micro_batch, op.chunk}).second);
       }
     }

@@ -1,0 +1,132 @@
+#include "report/run_report.hpp"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+namespace trainsim::report {
+namespace {
+
+config::Scenario scenario() {
+  config::Scenario sc;
+  sc.name = "report-test";
+  sc.model.layers = 2;
+  sc.model.hidden = 1024;
+  sc.model.ffn_hidden = 4096;
+  sc.model.heads = 16;
+  sc.model.kv_heads = 16;
+  sc.model.vocab = 32000;
+  sc.model.seq_len = 2048;
+  sc.cluster.gpu = *hardware::find_gpu("h100-sxm");
+  sc.cluster.nodes = 1;
+  sc.training.global_batch = 8;
+  sc.training.total_tokens = 1e12;
+  sc.training.steps = 4;
+  return sc;
+}
+
+model::StepCosts costs() {
+  model::StepCosts c;
+  c.stages.resize(1);
+  c.stages[0].chunks.resize(1);
+  c.stages[0].chunks[0].forward_flops = 1;
+  c.tokens_per_step = 8 * 2048;
+  c.model_flops_per_step = 8 * 989.4e12 * 0.5;  // half of peak for one second on 8 GPUs
+  c.micro_batches = 8;
+  return c;
+}
+
+engine::RunResult run_of(std::vector<double> times) {
+  engine::RunResult r;
+  int64_t i = 0;
+  for (double t : times) {
+    engine::StepRecord s;
+    s.step = i++;
+    s.time_s = t;
+    s.compute_s = 0.6 * t;
+    s.exposed_comm_s = 0.2 * t;
+    s.bubble_s = 0.15 * t;
+    s.optimizer_s = 0.05 * t;
+    s.sync_wait_s = 0.3 * t;
+    r.steps.push_back(s);
+  }
+  r.tracks = {"replica 0 stage 0", "replica 0 stage 0 dp-sync"};
+  r.trace = {{"F0.0", "forward", 0, 0.0, 0.1}, {"grad bucket 0.0", "dp-sync", 1, 0.1, 0.05}};
+  r.network_model = "CM02";
+  r.fidelity = "full";
+  return r;
+}
+
+TEST(RunReportTest, StatsPercentilesInterpolate) {
+  const auto s = stats_of({4, 1, 3, 2});
+  EXPECT_DOUBLE_EQ(s.mean, 2.5);
+  EXPECT_DOUBLE_EQ(s.p50, 2.5);
+  EXPECT_DOUBLE_EQ(s.min, 1);
+  EXPECT_DOUBLE_EQ(s.max, 4);
+  EXPECT_DOUBLE_EQ(s.p90, 3.7);  // 0.9 * 3 = 2.7 -> 3 + 0.7 * (4 - 3)
+}
+
+TEST(RunReportTest, BreakdownAddsUpAndMfuFollowsFlops) {
+  const auto s = summarize(scenario(), costs(), run_of({1.0, 1.0, 1.0, 1.0}), 1);
+  EXPECT_NEAR(s.compute_s + s.exposed_comm_s + s.bubble_s + s.optimizer_s, s.step_time.mean, 1e-3 * s.step_time.mean);
+  EXPECT_NEAR(s.mfu, 0.5, 1e-9);            // model FLOPs / (GPUs * step * peak)
+  EXPECT_NEAR(s.tokens_per_s, 16384, 1e-9);  // tokens per step / mean step
+  EXPECT_NEAR(s.sync_wait_fraction, 0.3, 1e-12);
+  EXPECT_EQ(s.bottleneck, "interconnect");  // exposed comm 20% >= bubble 15%
+}
+
+TEST(RunReportTest, ProjectionIsStepsTimesMeanStep) {
+  // total_steps = ceil(1e12 / 16384) = 61035157; days = steps * mean / 86400.
+  const auto s = summarize(scenario(), costs(), run_of({1.0, 2.0, 3.0}), 1);
+  EXPECT_DOUBLE_EQ(s.projection.total_steps, 61035157);
+  EXPECT_NEAR(s.projection.days, 61035157 * 2.0 / 86400, 1e-3 * s.projection.days);
+  // Without sync wait each GPU only works: mean step minus mean wait (0.3 x 2 s).
+  EXPECT_NEAR(s.projection.days_without_sync_wait, 61035157 * 1.4 / 86400, 1e-6 * s.projection.days);
+  EXPECT_NEAR(s.projection.stretch_days, s.projection.days - s.projection.days_without_sync_wait, 1e-9);
+  EXPECT_EQ(s.projection.goodput, 1.0);  // no reliability block
+  EXPECT_EQ(s.projection.days_lost_to_failures, 0.0);
+}
+
+TEST(RunReportTest, JsonHasTheContractKeys) {
+  const auto j = to_json(summarize(scenario(), costs(), run_of({1.0}), 7));
+  for (const char* k : {"/scenario/name", "/gpus", "/model/params", "/memory/per_gpu_bytes", "/memory/capacity_bytes",
+                        "/memory/fits", "/memory/breakdown/weights", "/memory/breakdown/gradients",
+                        "/memory/breakdown/optimizer", "/memory/breakdown/activations", "/memory/breakdown/other",
+                        "/step_time_s/mean", "/step_time_s/p50", "/step_time_s/p90", "/step_time_s/p99",
+                        "/step_time_s/min", "/step_time_s/max", "/tokens_per_s", "/tflops_per_gpu", "/mfu",
+                        "/breakdown_s/compute", "/breakdown_s/exposed_comm", "/breakdown_s/bubble",
+                        "/breakdown_s/optimizer", "/sync_wait/fraction", "/projection/total_steps",
+                        "/projection/days", "/projection/days_without_sync_wait", "/projection/stretch_days",
+                        "/projection/goodput", "/projection/days_lost_to_failures", "/bottleneck",
+                        "/bottleneck_reason", "/steps_simulated", "/seed", "/network_model", "/wall_s"})
+    EXPECT_TRUE(j.contains(nlohmann::json::json_pointer(k))) << k;
+  EXPECT_EQ(j["seed"], 7);
+  EXPECT_EQ(j["network_model"], "CM02");
+}
+
+TEST(RunReportTest, CsvHasOneRowPerStep) {
+  const std::string csv = steps_csv(run_of({1.0, 2.0, 3.0}));
+  std::istringstream in(csv);
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line, "step,time_s,compute_s,exposed_comm_s,bubble_s,optimizer_s,sync_wait_s");
+  int rows = 0;
+  while (std::getline(in, line)) ++rows;
+  EXPECT_EQ(rows, 3);
+}
+
+TEST(RunReportTest, TraceIsChromeTraceJson) {
+  const auto j = nlohmann::json::parse(chrome_trace(run_of({1.0})));
+  ASSERT_TRUE(j["traceEvents"].is_array());
+  int complete = 0;
+  for (const auto& e : j["traceEvents"])
+    if (e["ph"] == "X") {
+      ++complete;
+      EXPECT_TRUE(e.contains("ts") && e.contains("dur") && e.contains("tid"));
+    }
+  EXPECT_EQ(complete, 2);
+  EXPECT_EQ(j["traceEvents"][0]["args"]["name"], "replica 0 stage 0");
+}
+
+}  // namespace
+}  // namespace trainsim::report
