@@ -146,7 +146,7 @@ std::pair<int64_t, int64_t> FabricPlan::gpu_at(int64_t pos) const {
 
 std::string FabricPlan::describe() const {
   std::ostringstream o;
-  o << nodes << " nodes x " << gpus_per_node << " GPUs, " << rails << " ports/node at "
+  o << nodes << (nodes == 1 ? " node x " : " nodes x ") << gpus_per_node << " GPUs, " << rails << " ports/node at "
     << util::format_bandwidth(port_Bps) << ", " << (rail_major ? "rail-major" : "node-major") << "; "
     << switch_levels() << " switch level" << (switch_levels() == 1 ? "" : "s") << ":";
   for (const auto& l : levels)

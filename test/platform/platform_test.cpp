@@ -3,6 +3,7 @@
 #include "platform/platform.hpp"
 
 #include <gtest/gtest.h>
+#include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Link.hpp>
@@ -13,6 +14,7 @@
 
 #include "platform_test_util.hpp"
 #include "util/error.hpp"
+#include "util/units.hpp"
 
 namespace trainsim::platform {
 namespace {
@@ -206,6 +208,55 @@ TEST(Platform, SharedTopologyMessageAtFullBandwidth) {
   auto p = Platform::build(*engine, c);
   const auto t = run_transfers(*engine, {{p->gpu(0, 1), p->gpu(1, 6), 1 * kGB}});
   expect_near_rel(t[0], 5e-6 + 1 * kGB / 50e9);
+}
+
+TEST(Platform, SharedLinkBandwidthChangeMidTransferTakesEffect) {
+  auto engine = make_engine();
+  auto c = dgx_h100_cluster(2);
+  c.topology = hardware::Topology::kShared;
+  auto p = Platform::build(*engine, c);
+  // A tenant arrives at t = 10 ms and leaves 25 GB/s of every shared link (the contention engine
+  // does this from timers; an actor stands in for one here).
+  simgrid::s4u::Actor::create("tenant", p->gpu(0, 7), [&p] {
+    simgrid::s4u::this_actor::sleep_for(0.010);
+    for (auto* l : p->shared_links()) l->set_bandwidth(25e9);
+  });
+  const auto t = run_transfers(*engine, {{p->gpu(0, 1), p->gpu(1, 6), 1 * kGB}});
+  // Bytes flow from the 5 us latency on: 50 GB/s until 10 ms, then 25 GB/s for the rest.
+  const double moved = (0.010 - 5e-6) * 50e9;
+  expect_near_rel(t[0], 0.010 + (1 * kGB - moved) / 25e9);
+}
+
+TEST(Platform, RailOptimizedWithSharedNicsRoutesThroughTheNic) {
+  auto engine = make_engine();
+  auto c = dgx_h100_cluster(8);
+  c.topology = hardware::Topology::kRailOptimized;
+  c.nics_per_node = 4;  // GPUs 2k, 2k+1 share NIC k = rail k
+  auto p = Platform::build(*engine, c);
+  std::vector<simgrid::s4u::Link*> links;
+  double latency = 0;
+  p->gpu(0, 0)->route_to(p->gpu(5, 1), links, &latency);
+  ASSERT_EQ(links.size(), 4u);  // GPU->NIC, NIC->rail-0 leaf, leaf->NIC, NIC->GPU
+  EXPECT_EQ(links[0]->get_name(), "gpu-nic-0-0_UP");
+  EXPECT_EQ(links[1]->get_name(), "nic-0-0_UP");
+  EXPECT_EQ(links[2]->get_name(), "nic-5-0_DOWN");
+  EXPECT_EQ(links[3]->get_name(), "gpu-nic-5-1_DOWN");
+  EXPECT_DOUBLE_EQ(latency, 5e-6);
+}
+
+TEST(Platform, GpuSendingToItselfCopiesAtHbmBandwidth) {
+  auto engine = make_engine();
+  auto p = Platform::build(*engine, dgx_h100_cluster(1));
+  const auto t = run_transfers(*engine, {{p->gpu(0, 2), p->gpu(0, 2), 1 * kGB}});
+  expect_near_rel(t[0], 1 * kGB / 3350e9);  // hardware.yaml gpus.H100-SXM5-80GB hbm_bw_GBps 3350
+}
+
+TEST(Platform, DescribeNamesTheFabric) {
+  auto engine = make_engine();
+  auto p = Platform::build(*engine, dgx_h100_cluster(1));
+  const std::string nic = util::format_bandwidth(50e9);
+  EXPECT_EQ(p->describe(), "1 node x 8 GPUs, 8 ports/node at " + nic + ", node-major; 1 switch level: leaf x1 (fan-in 8, " +
+                               nic + " links); intra-node nvswitch " + util::format_bandwidth(450e9));
 }
 
 TEST(Platform, DedicatedFatTreeHasNoSharedLinks) {
