@@ -135,7 +135,7 @@ std::unique_ptr<Platform> PlatformBuilder::from_file(sg4::Engine& engine, const 
   return p;
 }
 
-std::unique_ptr<sg4::Engine> make_engine(const char* argv0) {
+std::unique_ptr<sg4::Engine> make_engine(const char* argv0, const std::vector<std::string>& extra_args) {
   if (sg4::Engine::has_instance())
     throw std::logic_error("make_engine: a SimGrid Engine already exists in this process (one per process)");
   // Before the Engine parses its configuration, so that its "Configuration change" lines are quiet too.
@@ -143,6 +143,7 @@ std::unique_ptr<sg4::Engine> make_engine(const char* argv0) {
   static std::vector<std::string> args;
   args = {argv0 == nullptr ? "trainsim" : argv0, std::string("--cfg=network/model:") + kNetworkModel,
           "--cfg=network/crosstraffic:0", "--cfg=network/TCP-gamma:0"};
+  args.insert(args.end(), extra_args.begin(), extra_args.end());
   static std::vector<char*> argv;
   argv.clear();
   for (auto& a : args) argv.push_back(a.data());

@@ -92,8 +92,11 @@ inline constexpr const char* kNetworkModel = "CM02";
 // network/crosstraffic:0 (no reverse ACK traffic) and network/TCP-gamma:0 (no TCP window cap on
 // rate: RDMA fabrics have none, and the cap would be gamma / (2 x latency)), and SimGrid's own
 // logging raised to warnings (trainsim logs through spdlog).
-// `argv0` is only used as the program name SimGrid sees. Throws std::logic_error when an Engine
-// already exists in this process (a second one would keep the first one's clock).
-std::unique_ptr<simgrid::s4u::Engine> make_engine(const char* argv0 = "trainsim");
+// `argv0` is only used as the program name SimGrid sees; `extra_args` are passed on after ours
+// (e.g. "--cfg=contexts/stack-size:64"; a later --cfg of the same key wins). Throws
+// std::logic_error when an Engine already exists in this process (a second one would keep the
+// first one's clock).
+std::unique_ptr<simgrid::s4u::Engine> make_engine(const char* argv0 = "trainsim",
+                                                  const std::vector<std::string>& extra_args = {});
 
 }  // namespace trainsim::platform

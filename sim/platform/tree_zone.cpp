@@ -5,6 +5,7 @@
 #include <simgrid/s4u/Link.hpp>
 #include <simgrid/s4u/NetZone.hpp>
 
+#include <array>
 #include <stdexcept>
 #include <string>
 
@@ -18,6 +19,8 @@ TreeZone::TreeZone(const hardware::ClusterSpec& cluster, const FabricPlan& plan)
     : NetZoneImpl("fabric"), cluster_(cluster), plan_(plan) {}
 
 TreeZone* TreeZone::create(const hardware::ClusterSpec& cluster, const FabricPlan& plan) {
+  if (plan.levels.empty() || plan.levels.size() > kMaxLevels || plan.levels.back().switches != 1)
+    throw std::logic_error("TreeZone: a plan needs 1 to " + std::to_string(kMaxLevels) + " levels under one top switch");
   auto* zone = new TreeZone(cluster, plan);  // owned by SimGrid's engine (the root netzone)
   zone->populate();
   zone->get_iface()->seal();
@@ -117,25 +120,19 @@ void TreeZone::get_local_route(const NetPoint* src, const NetPoint* dst, Route* 
     }
     return;
   }
-  // Climb from both ends until the two elements hang under the same switch.
+  // Climb from both ends until the two elements hang under the same switch; remember b's side.
   int64_t ea = plan_.position(node_a, a % gpn);
   int64_t eb = plan_.position(node_b, b % gpn);
+  std::array<int64_t, kMaxLevels> eb_at{};
   size_t k = 0;
-  size_t top = 0;  // highest level whose links the route uses
   for (;; ++k) {
     push(up_[k][static_cast<size_t>(ea)], into, latency);
+    eb_at[k] = eb;
     ea /= plan_.levels[k].fan_in;
     eb /= plan_.levels[k].fan_in;
-    if (ea == eb) {
-      top = k;
-      break;
-    }
+    if (ea == eb) break;  // always true at the top level, which has one switch
   }
-  // Down: the same levels in reverse, on b's side.
-  std::vector<int64_t> eb_at(top + 1);
-  eb_at[0] = plan_.position(node_b, b % gpn);
-  for (size_t j = 1; j <= top; ++j) eb_at[j] = eb_at[j - 1] / plan_.levels[j - 1].fan_in;
-  for (size_t j = top + 1; j-- > 0;) push(down_[j][static_cast<size_t>(eb_at[j])], into, latency);
+  for (size_t j = k + 1; j-- > 0;) push(down_[j][static_cast<size_t>(eb_at[j])], into, latency);
 }
 
 std::vector<sg4::Link*> TreeZone::fabric_links() const {

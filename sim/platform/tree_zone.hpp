@@ -28,6 +28,9 @@ namespace trainsim::platform {
 
 class TreeZone : public simgrid::kernel::routing::NetZoneImpl {
  public:
+  // Most levels a plan may have (nic, leaf, aggregation, core use 4).
+  static constexpr size_t kMaxLevels = 8;
+
   // Creates the zone as the engine's root netzone with every host and link of `plan`.
   // REQUIRES: the engine has no netzone yet; `cluster` validated (plan_fabric did it).
   // Hosts get netpoint ids 0..gpus-1 in node-major order (id = node * gpus_per_node + local).

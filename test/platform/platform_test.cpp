@@ -170,6 +170,17 @@ TEST(Platform, LongLatencyDoesNotCapBandwidth) {
   expect_near_rel(t[0], 100e-6 + 1 * kGB / 50e9);
 }
 
+TEST(Platform, ExtraEngineArgumentsComeAfterOurs) {
+  // Re-enabling SimGrid's 4 MiB TCP window shows the cap make_engine removes by default:
+  // rate <= gamma / (2 x route latency) = 4194304 B / 200 us = 20.97 GB/s < 50 GB/s NIC.
+  auto engine = make_engine("trainsim", {"--cfg=network/TCP-gamma:4194304"});
+  auto c = dgx_h100_cluster(2);
+  c.inter_latency_s = 100e-6;
+  auto p = Platform::build(*engine, c);
+  const auto t = run_transfers(*engine, {{p->gpu(0, 0), p->gpu(1, 0), 1 * kGB}});
+  expect_near_rel(t[0], 100e-6 + 1 * kGB / (4194304 / (2 * 100e-6)));
+}
+
 TEST(Platform, RailOptimizedMessageStaysOnItsRail) {
   auto engine = make_engine();
   auto c = dgx_h100_cluster(8);
