@@ -7,8 +7,9 @@
 // numbers (cp 1 when absent) whose product with cp is the count; global_batch_seqs a number; a
 // measured figure: tflops_per_gpu (Megatron SC21), model_tflops_per_gpu (NeMo) or step_time_s
 // (Korthikanti). This leaves out the SC21 Table 2 ZeRO-3 rows (tp/pp "n/a": DeepSpeed, model-parallel
-// column ambiguous), GPT-3 5B/20B NeMo rows (no dims), GPT-NeoX (throughput unverified), the
-// Korthikanti 530B dp8 row (batch unverified).
+// column ambiguous; printed for information only), GPT-3 5B/20B NeMo rows (no dims), GPT-NeoX
+// (throughput unverified), the Korthikanti 530B dp8 row (batch unverified). The Nemotron-4 340B row
+// is used although the file marks its dims "unverified".
 //
 // Defaults for what an entry leaves out, one rule per source, never per row:
 //  - Architecture: arch "Llama ..." = swiglu with the public Llama 2/3 ffn sizes and vocab (32000 for
