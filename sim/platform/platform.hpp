@@ -44,8 +44,10 @@ namespace trainsim::platform {
 //     gpu a -> gpu b crosses a's _UP and b's _DOWN (a GPU's sends share its own _UP).
 //   - pcie: one SHARED link pcie-<n> of intra_bandwidth_Bps and intra_latency_s carries every
 //     intra-node transfer of node n, in both directions.
-//   - inter-node: nic-<n>-<g>_UP/_DOWN per GPU port (inter_latency_s / 2 each), then switch
-//     uplinks <level>-<i>-uplink_UP/_DOWN (latency 0): inter_latency_s end to end.
+//   - inter-node: the GPU's own link, nic-<n>-<g>_UP/_DOWN (or gpu-nic-<n>-<g> into a NIC shared
+//     with other GPUs, then nic-<n>-<k>), with inter_latency_s / 2 each way, then switch uplinks
+//     <level>-<i>-uplink_UP/_DOWN (latency 0): every inter-node path takes inter_latency_s.
+//   - a GPU sending to itself: one FATPIPE "loopback" link at the GPU's HBM bandwidth.
 // Loaded platforms (cluster.platform_file set): the file must define hosts gpu-<n>-<g> for every
 // n < cluster.nodes, g < cluster.gpus_per_node; links carrying <prop id="shared" value="yes"/> are
 // the shared (and fabric) links. Everything else in the file is SimGrid's business.
