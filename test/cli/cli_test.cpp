@@ -1,0 +1,143 @@
+// End-to-end tests of the trainsim binary: exit codes, files written (or not), determinism.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int code = -1;
+  std::string out;  // stdout
+  std::string err;  // stderr
+};
+
+Result trainsim(const std::string& args) {
+  const fs::path dir = fs::temp_directory_path() / ("trainsim-cli-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string err_file = (dir / "stderr").string();
+  const std::string cmd = std::string(TRAINSIM_BINARY) + " " + args + " 2>" + err_file;
+  Result r;
+  FILE* p = popen(cmd.c_str(), "r");
+  std::array<char, 4096> buf{};
+  size_t n = 0;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  const int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream e(err_file);
+  std::stringstream ss;
+  ss << e.rdbuf();
+  r.err = ss.str();
+  return r;
+}
+
+std::string scenario(const std::string& name) { return std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/" + name; }
+
+std::string tmp(const std::string& name) {
+  return (fs::temp_directory_path() / ("trainsim-cli-" + std::to_string(::getpid()) + "-" + name)).string();
+}
+
+TEST(CliTest, RunWritesTheContractJsonToStdout) {
+  auto r = trainsim("run " + scenario("tiny-gpt-2node.yaml") + " --steps 5 --json - --quiet");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);  // nothing but the JSON on stdout
+  EXPECT_EQ(j["steps_simulated"], 5);
+  EXPECT_EQ(j["network_model"], "CM02");
+  EXPECT_EQ(j["gpus"], 16);
+  const double parts = j["breakdown_s"]["compute"].get<double>() + j["breakdown_s"]["exposed_comm"].get<double>() +
+                       j["breakdown_s"]["bubble"].get<double>() + j["breakdown_s"]["optimizer"].get<double>();
+  EXPECT_NEAR(parts, j["step_time_s"]["mean"].get<double>(), 1e-3 * parts);  // issue 5: within 0.1%
+  // projection.days = total_steps x mean step / 86400 (issue 5: within 0.1%)
+  EXPECT_NEAR(j["projection"]["days"].get<double>(),
+              j["projection"]["total_steps"].get<double>() * j["step_time_s"]["mean"].get<double>() / 86400,
+              1e-3 * j["projection"]["days"].get<double>());
+  EXPECT_NE(r.err.find("trainsim run: tiny-gpt-2node"), std::string::npos);  // the table went to stderr
+}
+
+TEST(CliTest, SameSeedGivesTheSameReport) {
+  auto a = trainsim("run " + scenario("shared-tenants.yaml") + " --steps 20 --seed 3 --json - --quiet");
+  auto b = trainsim("run " + scenario("shared-tenants.yaml") + " --steps 20 --seed 3 --json - --quiet");
+  auto c = trainsim("run " + scenario("shared-tenants.yaml") + " --steps 20 --seed 4 --json - --quiet");
+  ASSERT_EQ(a.code, 0) << a.err;
+  auto ja = nlohmann::json::parse(a.out), jb = nlohmann::json::parse(b.out), jc = nlohmann::json::parse(c.out);
+  ja.erase("wall_s");
+  jb.erase("wall_s");
+  EXPECT_EQ(ja.dump(), jb.dump());
+  EXPECT_NE(ja["step_time_s"]["mean"], jc["step_time_s"]["mean"]);  // contention differs by seed
+}
+
+TEST(CliTest, CsvHasOneRowPerStepAndTraceIsJson) {
+  const std::string csv = tmp("steps.csv"), trace = tmp("trace.json");
+  auto r = trainsim("run " + scenario("tiny-gpt-2node.yaml") + " --steps 7 --quiet --csv " + csv + " --trace " + trace);
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::ifstream in(csv);
+  std::string line;
+  int rows = -1;  // header
+  while (std::getline(in, line)) ++rows;
+  EXPECT_EQ(rows, 7);
+  std::ifstream t(trace);
+  auto j = nlohmann::json::parse(t);
+  bool forward = false, backward = false, sync = false;
+  for (const auto& e : j["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    forward |= e["cat"] == "forward";
+    backward |= e["cat"] == "backward";
+    sync |= e["cat"] == "dp-sync";
+  }
+  EXPECT_TRUE(forward && backward && sync);
+  fs::remove(csv);
+  fs::remove(trace);
+}
+
+TEST(CliTest, BadInputExitsTwoWithLocationAndWritesNothing) {
+  const std::string out = tmp("bad.json");
+  auto r = trainsim("run " + scenario("tiny-gpt-2node.yaml") + " --set model.layers=abc --json " + out);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err.rfind("--set:1:", 0), 0u) << r.err;
+  EXPECT_FALSE(fs::exists(out));
+  auto missing = trainsim("run /nonexistent.yaml");
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_EQ(missing.err, "/nonexistent.yaml: cannot read file\n");
+}
+
+TEST(CliTest, ScenarioThatDoesNotFitExitsOneAndSaysWhy) {
+  auto r = trainsim("run " + scenario("llama3-405b-16k.yaml") + " --set parallelism.recompute=none --json - --quiet");
+  EXPECT_EQ(r.code, 1);
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["memory"]["fits"], false);
+  EXPECT_NE(j["infeasible_reason"].get<std::string>().find("does not fit"), std::string::npos);
+}
+
+TEST(CliTest, SweepReportsPointsAndEfficiency) {
+  auto r = trainsim("sweep " + scenario("tiny-gpt-2node.yaml") + " --nodes 1..4 --steps 3 --jobs 2 --json - --quiet");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["points"].size(), 3u);  // 1, 2, 4 nodes
+  EXPECT_EQ(j["points"][0]["nodes"], 1);
+  EXPECT_NEAR(j["points"][0]["scaling_efficiency"].get<double>(), 1.0, 1e-12);  // reference point
+  EXPECT_TRUE(j.contains("knee_nodes"));
+}
+
+TEST(CliTest, VarianceWithoutContentionHasZeroSpread) {
+  auto r = trainsim("variance " + scenario("tiny-gpt-2node.yaml") + " --runs 3 --steps 3 --jobs 2 --json - --quiet");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["runs"].size(), 3u);
+  EXPECT_EQ(j["step_time_s"]["std"], 0.0);
+  EXPECT_EQ(j["step_time_s"]["cv"], 0.0);
+}
+
+TEST(CliTest, VersionAndUnknownSubcommand) {
+  EXPECT_EQ(trainsim("--version").code, 0);
+  EXPECT_EQ(trainsim("frobnicate").code, 2);
+}
+
+}  // namespace
