@@ -25,9 +25,32 @@ class PlatformBuilder {
  public:
   static std::unique_ptr<Platform> from_cluster(sg4::Engine& engine, const hardware::ClusterSpec& cluster);
   static std::unique_ptr<Platform> from_file(sg4::Engine& engine, const hardware::ClusterSpec& cluster);
+
+ private:
+  static void check_routes(const Platform& p, const util::SourceLocation& where);
 };
 
 namespace {
+
+// Every pair of GPU hosts must be joined by at least one link: SimGrid's Full routing returns an
+// empty route (an infinitely fast transfer) for a pair the file forgot. Up to kAllPairsGpus GPUs
+// every ordered pair is checked; above, every pair inside a node plus each GPU to the same GPU of
+// the next node and of node 0.
+constexpr int64_t kAllPairsGpus = 256;
+
+void check_route(const sg4::Host* a, const sg4::Host* b, const util::SourceLocation& where) {
+  std::vector<sg4::Link*> links;
+  double latency = 0;
+  std::string why;
+  try {
+    a->route_to(b, links, &latency);
+  } catch (const std::exception& e) {
+    why = std::string(": ") + e.what();
+  }
+  if (links.empty())
+    throw util::InputError(where, "no route from '" + a->get_name() + "' to '" + b->get_name() + "'" + why +
+                                      " (trainsim needs routes between all GPU hosts)");
+}
 
 bool is_yes(const char* v) {
   if (v == nullptr) return false;
@@ -110,6 +133,8 @@ std::unique_ptr<Platform> PlatformBuilder::from_file(sg4::Engine& engine, const 
       p->gpus_.push_back(host);
     }
   }
+  check_routes(*p, where);
+
   // A SPLITDUPLEX link keeps its properties on the pair (which get_all_links does not list); its
   // traffic runs on the <name>_UP / <name>_DOWN halves, which are listed.
   constexpr std::string_view kUp = "_UP";
@@ -133,6 +158,24 @@ std::unique_ptr<Platform> PlatformBuilder::from_file(sg4::Engine& engine, const 
   }
   p->fabric_links_ = p->shared_links_;
   return p;
+}
+
+void PlatformBuilder::check_routes(const Platform& p, const util::SourceLocation& where) {
+  const int64_t nodes = p.nodes_;
+  const int64_t gpn = p.gpus_per_node_;
+  if (nodes * gpn <= kAllPairsGpus) {
+    for (const sg4::Host* a : p.gpus_)
+      for (const sg4::Host* b : p.gpus_)
+        if (a != b) check_route(a, b, where);
+    return;
+  }
+  for (int64_t n = 0; n < nodes; ++n)
+    for (int64_t g = 0; g < gpn; ++g) {
+      for (int64_t h = 0; h < gpn; ++h)
+        if (h != g) check_route(p.gpu(n, g), p.gpu(n, h), where);
+      if (nodes > 1) check_route(p.gpu(n, g), p.gpu((n + 1) % nodes, g), where);
+      if (n != 0) check_route(p.gpu(n, g), p.gpu(0, g), where);
+    }
 }
 
 std::unique_ptr<sg4::Engine> make_engine(const char* argv0, const std::vector<std::string>& extra_args) {

@@ -405,6 +405,33 @@ TEST(Platform, PlatformFileMissingAHostIsAnInputError) {
   }
 }
 
+TEST(Platform, PlatformFileMissingARouteIsAnInputError) {
+  // Full routing answers a forgotten pair with an empty route (an instant transfer): refuse it.
+  const std::string path = ::testing::TempDir() + "trainsim-missing-route.xml";
+  {
+    std::ofstream out(path);
+    out << "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+        << "<platform version=\"4.1\">\n<zone id=\"z\" routing=\"Full\">\n"
+        << "<host id=\"gpu-0-0\" speed=\"1Tf\"/>\n<host id=\"gpu-0-1\" speed=\"1Tf\"/>\n"
+        << "<host id=\"gpu-0-2\" speed=\"1Tf\"/>\n<link id=\"l\" bandwidth=\"1GBps\" latency=\"1us\"/>\n"
+        << "<route src=\"gpu-0-0\" dst=\"gpu-0-1\"><link_ctn id=\"l\"/></route>\n"
+        << "<route src=\"gpu-0-1\" dst=\"gpu-0-2\"><link_ctn id=\"l\"/></route>\n"
+        << "</zone></platform>\n";
+  }
+  auto engine = make_engine();
+  auto c = dgx_h100_cluster(1);
+  c.gpus_per_node = 3;
+  c.platform_file = path;
+  try {
+    Platform::build(*engine, c);
+    FAIL() << "expected util::InputError";
+  } catch (const util::InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              path + ": no route from 'gpu-0-0' to 'gpu-0-2' (trainsim needs routes between all GPU hosts)");
+  }
+  std::remove(path.c_str());
+}
+
 TEST(Platform, UnreadablePlatformFileIsAnInputError) {
   auto engine = make_engine();
   auto c = dgx_h100_cluster(1);
