@@ -17,7 +17,7 @@ struct StepRecord {
   double compute_s = 0;
   double exposed_comm_s = 0;  // waiting on a transfer that was already under way
   double bubble_s = 0;        // waiting on another rank (pipeline fill/drain, step-end barrier)
-  double optimizer_s = 0;
+  double optimizer_s = 0;      // optimizer step plus the fixed per-step overhead (StepCosts::step_overhead_s)
   double sync_wait_s = 0;     // mean over simulated GPUs of (exposed comm + bubble)
 };
 

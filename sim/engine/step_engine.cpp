@@ -356,9 +356,10 @@ void StageActor::operator()() {
     pending_.clear();
     // Optimizer step on this GPU's (shard of the) states.
     const double opt_start = sg4::Engine::get_clock();
-    if (stage_cost.optimizer_s > 0) {
-      sg4::this_actor::execute(stage_cost.optimizer_s * sg4::this_actor::get_host()->get_speed());
-    }
+    // The fixed per-step cost (data loading, logging, step launch) is counted with the optimizer:
+    // the four parts of the contract's breakdown still add up to the step.
+    const double tail_s = stage_cost.optimizer_s + s.costs_.step_overhead_s;
+    if (tail_s > 0) sg4::this_actor::execute(tail_s * sg4::this_actor::get_host()->get_speed());
     acc.optimizer_s += sg4::Engine::get_clock() - opt_start;
     if (trace) s.trace(s.track_of(replica_, stage_, false), "optimizer", "optimizer", opt_start, sg4::Engine::get_clock());
     if (multi && s.sc_.parallel.zero >= 1 && s.sc_.parallel.zero <= 2) {
