@@ -34,8 +34,6 @@
 #include <fstream>
 #include <sstream>
 
-#include <yaml-cpp/eventhandler.h>
-
 #include "config/yaml_fields.hpp"
 #include "model/presets.hpp"
 #include "parallel/layer_split.hpp"
@@ -106,33 +104,6 @@ std::string did_you_mean(const std::string& word, const std::vector<std::string>
 
 std::string str(int64_t v) { return std::to_string(v); }
 
-// Sees the events of one YAML document and remembers where it starts; with `stop`, throws Stop
-// at the start so that nothing more is parsed.
-class DocumentProbe : public YAML::EventHandler {
- public:
-  struct Stop {};
-  explicit DocumentProbe(bool stop) : stop_(stop) {}
-  bool started = false;
-  YAML::Mark start;
-
-  void OnDocumentStart(const YAML::Mark& mark) override {
-    started = true;
-    start = mark;
-    if (stop_) throw Stop{};
-  }
-  void OnDocumentEnd() override {}
-  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
-  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
-  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
-  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
-  void OnSequenceEnd() override {}
-  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
-  void OnMapEnd() override {}
-
- private:
-  bool stop_;
-};
-
 class Reader {
  public:
   Reader(const std::string& file, const std::vector<Override>& overrides) : locs_(file), overrides_(overrides) {}
@@ -163,31 +134,8 @@ class Reader {
  private:
   // ---- plumbing ----
 
-  // The first document of `text`; a second one is an error. Not YAML::LoadAll: yaml-cpp 0.7 loops
-  // forever, allocating, on a document that starts with a stray ',' (yaml-cpp issue #1040).
   YAML::Node parse(const std::string& text) {
-    try {
-      YAML::Node root = YAML::Load(text);
-      std::istringstream in(text);
-      YAML::Parser parser(in);
-      DocumentProbe first(false);
-      if (parser.HandleNextDocument(first)) {
-        DocumentProbe second(true);
-        try {
-          parser.HandleNextDocument(second);
-        } catch (const DocumentProbe::Stop&) {
-        }
-        if (second.started && second.start.pos == first.start.pos) {
-          // The parser did not move: the token there (the stray ',') is what it cannot take.
-          const size_t pos = static_cast<size_t>(std::max(0, second.start.pos));
-          fail(locs_.mark(second.start), "invalid YAML: unexpected '" + text.substr(pos, 1) + "'");
-        }
-        if (second.started) fail(locs_.mark(second.start), "expected one YAML document, found another");
-      }
-      return root;
-    } catch (const YAML::Exception& e) {
-      fail(locs_.mark(e.mark), "invalid YAML: " + e.msg);
-    }
+    return detail::load_one_document(text, [this](const YAML::Mark& m) { return locs_.mark(m); });
   }
 
   // Remembers where a value was written, for checks that involve several keys.

@@ -1,10 +1,13 @@
 #include "config/yaml_fields.hpp"
 
+#include <yaml-cpp/eventhandler.h>
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <sstream>
 
 #include "util/units.hpp"
 
@@ -89,6 +92,33 @@ void check_at_most(const Field& f, double v, double max, const std::string& unit
   if (v > max) fail(f.value_at, f.path + " must be at most " + format_number(max) + " " + unit + ", got '" + f.node.Scalar() + "'");
 }
 
+// Sees the events of one YAML document and remembers where it starts; with `stop`, throws Stop
+// at the start so that nothing more is parsed.
+class DocumentProbe : public YAML::EventHandler {
+ public:
+  struct Stop {};
+  explicit DocumentProbe(bool stop) : stop_(stop) {}
+  bool started = false;
+  YAML::Mark start;
+
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    started = true;
+    start = mark;
+    if (stop_) throw Stop{};
+  }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+
+ private:
+  bool stop_;
+};
+
 }  // namespace
 
 void fail(const util::SourceLocation& at, const std::string& message) { throw util::InputError(at, message); }
@@ -102,6 +132,34 @@ std::string describe(const YAML::Node& node) {
     case YAML::NodeType::Undefined: return "nothing";
   }
   return "?";
+}
+
+YAML::Node load_one_document(const std::string& text,
+                             const std::function<util::SourceLocation(const YAML::Mark&)>& where) {
+  // Not YAML::LoadAll: yaml-cpp 0.7 loops forever, allocating, on a document that starts with a
+  // stray ',' (yaml-cpp issue #1040). Load the first document, then probe for a second one.
+  try {
+    YAML::Node root = YAML::Load(text);
+    std::istringstream in(text);
+    YAML::Parser parser(in);
+    DocumentProbe first(false);
+    if (parser.HandleNextDocument(first)) {
+      DocumentProbe second(true);
+      try {
+        parser.HandleNextDocument(second);
+      } catch (const DocumentProbe::Stop&) {
+      }
+      if (second.started && second.start.pos == first.start.pos) {
+        // The parser did not move: the token there (the stray ',') is what it cannot take.
+        const size_t pos = static_cast<size_t>(std::max(0, second.start.pos));
+        fail(where(second.start), "invalid YAML: unexpected '" + text.substr(pos, 1) + "'");
+      }
+      if (second.started) fail(where(second.start), "expected one YAML document, found another");
+    }
+    return root;
+  } catch (const YAML::Exception& e) {
+    fail(where(e.mark), "invalid YAML: " + e.msg);
+  }
 }
 
 // ---- Locations ----
@@ -293,13 +351,9 @@ void apply_overrides(YAML::Node& root, const std::vector<Override>& overrides, L
       if (dot == std::string::npos) break;
       start = dot + 1;
     }
-    YAML::Node value;
-    try {
-      value = YAML::Load(o.value);
-    } catch (const YAML::Exception& e) {
-      const int col = value_col + (e.mark.is_null() ? 0 : e.mark.column);
-      fail({"--set", index, col}, "invalid YAML: " + e.msg);
-    }
+    const YAML::Node value = load_one_document(o.value, [&](const YAML::Mark& m) {
+      return util::SourceLocation{"--set", index, value_col + (m.is_null() || m.column < 0 ? 0 : m.column)};
+    });
     YAML::Node cur;
     cur.reset(root);
     std::string path;

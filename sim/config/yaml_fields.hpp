@@ -5,6 +5,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <map>
 #include <optional>
@@ -96,6 +97,11 @@ double to_size(const Field& f, bool positive);
 double to_bandwidth(const Field& f);
 double to_time(const Field& f, bool positive);
 double to_flops(const Field& f);
+
+// The one YAML document in `text` (null when there is none). Throws InputError at where(mark)
+// for a syntax error ("invalid YAML: ...") or a second document.
+YAML::Node load_one_document(const std::string& text,
+                             const std::function<util::SourceLocation(const YAML::Mark&)>& where);
 
 // Applies `--set` overrides to the parsed file tree (root must be a map or null; a null root
 // becomes a map). Registers every path it touches with `locs`. Throws InputError at --set:N:COL.

@@ -477,6 +477,8 @@ TEST(Overrides, ErrorsPointAtTheSet) {
   EXPECT_EQ(error_of(kBase, sets({"cluster.gpu.hbm=96GB"})), "--set:1:9: cannot set cluster.gpu.hbm: cluster.gpu is not a map");
   EXPECT_EQ(error_of(kBase, sets({"model..layers=3"})), "--set:1:7: empty key segment in 'model..layers'");
   EXPECT_EQ(error_of(kBase, sets({"model.layers=[1"})), "--set:1:14: invalid YAML: end of sequence flow not found");
+  EXPECT_EQ(error_of(kBase, sets({"model.layers=,"})), "--set:1:14: invalid YAML: unexpected ','");
+  EXPECT_EQ(error_of(kBase, sets({"model.layers=1\n---\n2"})), "--set:1:14: expected one YAML document, found another");
   // A cross-key check triggered by an override points at it.
   EXPECT_EQ(error_of(kBase, sets({"parallelism.dp=8"})),
             "--set:1:16: tp*cp*pp*dp = 2*1*2*8 = 32 GPUs, but the cluster has 2 nodes x 8 gpus_per_node = 16 GPUs");
