@@ -11,6 +11,8 @@
 //   training.gpu_hour_price   number >= 0 (currency per GPU-hour; default 0 = no cost line)
 //   training.fp32_main_grads  bool (default false)
 //   training.runtime_reserve  size per GPU (default "10GB")
+//   training.flash_attention  bool (default true: fused attention, no s^2 scores kept)
+//   training.tp_comm_overlap  bool (default true: TP collectives overlapped with the GEMMs)
 //   engine.fidelity           auto | full | symmetric (default auto)
 //   engine.buckets            integer >= 0 (gradient buckets; default 0 = auto)
 //   stragglers: {count (default 0), slowdown (>= 1, default 1), jitter (in [0, 1), default 0)}
@@ -83,7 +85,7 @@ const std::vector<std::string> kParallelKeys = {"tp",       "pp",        "dp",  
                                                 "recompute", "sequence_parallel", "overlap_grad_reduce"};
 const std::vector<std::string> kTrainingKeys = {"precision",    "optimizer",      "global_batch",    "steps",
                                                 "total_tokens", "offload",        "gpu_hour_price", "fp32_main_grads",
-                                                "runtime_reserve"};
+                                                "runtime_reserve", "flash_attention", "tp_comm_overlap"};
 const std::vector<std::string> kReliabilityKeys = {"preset",           "failures_per_gpu_hour", "categories",
                                                    "checkpoint_interval", "checkpoint_write",   "storage_bandwidth",
                                                    "restart"};
@@ -376,6 +378,8 @@ class Reader {
     if (auto f = get(b, "fp32_main_grads")) t.fp32_main_grads = detail::to_bool(*f);
     t.runtime_reserve_bytes = 10e9;
     if (auto f = get(b, "runtime_reserve")) t.runtime_reserve_bytes = detail::to_size(*f, false);
+    if (auto f = get(b, "flash_attention")) t.flash_attention = detail::to_bool(*f);
+    if (auto f = get(b, "tp_comm_overlap")) t.tp_comm_overlap = detail::to_bool(*f);
   }
 
   void read_reliability(const Block& top, Scenario& sc) {

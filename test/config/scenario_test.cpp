@@ -76,6 +76,8 @@ TEST(LoadScenario, BaseIsValidWithDefaults) {
   EXPECT_EQ(s.training.precision, model::Precision::kBf16);
   EXPECT_DOUBLE_EQ(s.training.runtime_reserve_bytes, 10e9);
   EXPECT_FALSE(s.training.fp32_main_grads);
+  EXPECT_TRUE(s.training.flash_attention);
+  EXPECT_TRUE(s.training.tp_comm_overlap);
   EXPECT_FALSE(s.reliability);
   EXPECT_FALSE(s.contention);
   EXPECT_FALSE(s.stragglers);
@@ -142,6 +144,8 @@ TEST(LoadScenario, ExtensionsAndInlineGpu) {
                            "  gpu_hour_price: 2.5\n"
                            "  fp32_main_grads: true\n"
                            "  runtime_reserve: 4GiB\n"
+                           "  flash_attention: false\n"
+                           "  tp_comm_overlap: false\n"
                            "  total_tokens: 1e9\n"
                            "engine:\n"
                            "  fidelity: symmetric\n"
@@ -166,6 +170,8 @@ TEST(LoadScenario, ExtensionsAndInlineGpu) {
   EXPECT_DOUBLE_EQ(s.training.gpu_hour_price, 2.5);
   EXPECT_TRUE(s.training.fp32_main_grads);
   EXPECT_DOUBLE_EQ(s.training.runtime_reserve_bytes, 4.0 * (1 << 30));
+  EXPECT_FALSE(s.training.flash_attention);
+  EXPECT_FALSE(s.training.tp_comm_overlap);
   EXPECT_DOUBLE_EQ(s.training.total_tokens, 1e9);
   EXPECT_EQ(s.fidelity, Fidelity::kSymmetric);
   EXPECT_EQ(s.gradient_buckets, 4);
@@ -244,7 +250,7 @@ TEST(ScenarioErrors, UnknownKeys) {
   EXPECT_EQ(error_of(with("cluster:", "clustr:")), "t.yaml:8:1: unknown key 'clustr' at top level (did you mean 'cluster'?)");
   EXPECT_EQ(error_of(kBase + "  colour: red\n"),
             "t.yaml:18:3: unknown key 'colour' in training (valid keys: precision, optimizer, global_batch, steps, "
-            "total_tokens, offload, gpu_hour_price, fp32_main_grads, runtime_reserve)");
+            "total_tokens, offload, gpu_hour_price, fp32_main_grads, runtime_reserve, flash_attention, tp_comm_overlap)");
   EXPECT_EQ(error_of(with("  nodes: 2", "  nodes: 2\n  intra_node:\n    bandwith: 1GBps")),
             "t.yaml:12:5: unknown key 'bandwith' in cluster.intra_node (did you mean 'bandwidth'?)");
   EXPECT_EQ(error_of(with("  layers: 24", "  layers: 24\n  layers: 25")), "t.yaml:4:3: duplicate key 'layers' in model (first at line 3)");
