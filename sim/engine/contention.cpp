@@ -65,10 +65,14 @@ class Tenant {
 }  // namespace
 
 void start_contention(const config::Scenario& scenario, const platform::Platform& platform, uint64_t seed) {
-  if (!scenario.contention || scenario.contention->tenants <= 0 || platform.shared_links().empty()) return;
+  if (!scenario.contention || scenario.contention->tenants <= 0) return;
+  // The `shared` topology (or a platform file) names its shared links; on a fat-tree or a
+  // rail-optimised fabric other tenants cross the switch uplinks (aggregation/spine layer).
+  const auto& links = platform.shared_links().empty() ? platform.fabric_links() : platform.shared_links();
+  if (links.empty()) return;
   const auto& spec = *scenario.contention;
   auto st = std::make_shared<SharedState>();
-  st->links = platform.shared_links();
+  st->links = links;
   for (auto* l : st->links) st->nominal_Bps.push_back(l->get_bandwidth());
   st->load.assign(st->links.size(), 0.0);
   // Which links each tenant crosses: each shared link with probability 1/2 (at least one), drawn

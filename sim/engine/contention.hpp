@@ -12,8 +12,9 @@
 
 namespace trainsim::engine {
 
-// Starts one daemon actor per tenant (they die with the last stage actor). No-op without a
-// `contention:` block, with 0 tenants, or when the platform has no shared links.
+// Starts one daemon actor per tenant (they die with the last stage actor). The links: the
+// platform's shared links, else its switch uplinks (fat-tree / rail-optimised). No-op without a
+// `contention:` block, with 0 tenants, or on a single-node platform.
 void start_contention(const config::Scenario& scenario, const platform::Platform& platform, uint64_t seed);
 
 }  // namespace trainsim::engine

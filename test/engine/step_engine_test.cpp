@@ -12,7 +12,7 @@
 namespace trainsim::engine {
 namespace {
 
-// A cluster where latencies are negligible (1 ns) so closed forms hold to 0.1%.
+// A cluster where latencies are negligible (10 ns) so closed forms hold to 0.1%.
 config::Scenario scenario(int64_t nodes, int64_t tp, int64_t pp, int64_t dp, model::Schedule schedule, int64_t v,
                           int64_t micro_batches) {
   config::Scenario sc;
@@ -20,8 +20,8 @@ config::Scenario scenario(int64_t nodes, int64_t tp, int64_t pp, int64_t dp, mod
   sc.cluster.gpu = *hardware::find_gpu("h100-sxm");
   sc.cluster.nodes = nodes;
   sc.cluster.gpus_per_node = 8;
-  sc.cluster.intra_latency_s = 1e-9;
-  sc.cluster.inter_latency_s = 1e-9;
+  sc.cluster.intra_latency_s = 1e-8;
+  sc.cluster.inter_latency_s = 1e-8;
   sc.cluster.nic_bandwidth_Bps = 50e9;  // 400 Gb/s
   sc.cluster.nics_per_node = 8;
   sc.parallel.tp = tp;
