@@ -28,7 +28,8 @@
 // NICs, 5us, oversubscription 1; tp = pp = cp = micro_batch = virtual_stages = 1; 1f1b; zero 0;
 // recompute none; precision bf16; adam; steps 100; offload none. With a preset, keys not given
 // keep the preset's values (kv_heads follows heads when the preset has no grouped-query attention).
-// A relative cluster.platform path is relative to the scenario file's directory.
+// A relative cluster.platform path is looked up next to the scenario file, then in the current
+// directory; platform_file holds the path that was found.
 #include "config/scenario.hpp"
 
 #include <cmath>
@@ -321,13 +322,18 @@ class Reader {
     if (auto f = get(inter, "oversubscription")) c.oversubscription = detail::to_number(*f, 1, kInf);
 
     if (auto f = get(b, "platform")) {
-      std::filesystem::path p = detail::to_text(*f);
-      if (p.is_relative()) p = std::filesystem::path(locs_.file()).parent_path() / p;
-      std::ifstream in(p);
-      std::error_code ec;
-      if (!in || std::filesystem::is_directory(p, ec))
-        fail(f->value_at, "cluster.platform: cannot read file '" + p.string() + "'");
-      c.platform_file = p.string();
+      const std::string written = detail::to_text(*f);
+      std::vector<std::filesystem::path> candidates = {written};
+      if (std::filesystem::path(written).is_relative())
+        candidates.insert(candidates.begin(), std::filesystem::path(locs_.file()).parent_path() / written);
+      for (const auto& p : candidates) {
+        std::error_code ec;
+        if (std::ifstream(p) && !std::filesystem::is_directory(p, ec)) {
+          c.platform_file = p.string();
+          break;
+        }
+      }
+      if (c.platform_file.empty()) fail(f->value_at, "cluster.platform: cannot read file '" + written + "'");
     }
   }
 

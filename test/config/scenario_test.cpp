@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <unistd.h>
+
 #include "model/transformer.hpp"
 
 namespace trainsim::config {
@@ -215,6 +217,17 @@ TEST(LoadScenario, PresetWithExplicitKeys) {
   EXPECT_EQ(o.model.seq_len, 2048);
   EXPECT_EQ(o.model.heads, 64);
   EXPECT_EQ(o.model.kv_heads, 64);  // llama2-7b has no GQA: kv_heads follows heads
+}
+
+TEST(LoadScenario, PlatformFileNextToTheScenario) {
+  const auto dir = std::filesystem::temp_directory_path() / ("trainsim_config_test_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "p.xml") << "<platform version=\"4.1\"/>\n";
+  const std::string yaml = with("  nodes: 2", "  nodes: 2\n  platform: p.xml");
+  const Scenario s = load_scenario_text(yaml, (dir / "s.yaml").string());
+  EXPECT_EQ(s.cluster.platform_file, (dir / "p.xml").string());
+  EXPECT_EQ(error_of(yaml), "t.yaml:11:13: cluster.platform: cannot read file 'p.xml'");
+  std::filesystem::remove_all(dir);
 }
 
 TEST(LoadScenario, UnreadableFile) {
