@@ -156,6 +156,15 @@ std::string format_duration(double seconds) {
 }
 
 std::string closest_match(std::string_view word, const std::vector<std::string>& candidates) {
+  // A candidate the word is a prefix of ("h100" -> "h100-sxm") beats edit distance.
+  std::string prefixed;
+  for (const auto& c : candidates) {
+    if (word.size() >= 2 && c.size() > word.size() &&
+        std::equal(word.begin(), word.end(), c.begin(), [](char a, char b) { return std::tolower(a) == std::tolower(b); }) &&
+        (prefixed.empty() || c.size() < prefixed.size()))
+      prefixed = c;
+  }
+  if (!prefixed.empty()) return prefixed;
   std::string best;
   size_t best_d = std::string::npos;
   for (const auto& c : candidates) {
