@@ -1,5 +1,7 @@
 #include "model/step_costs.hpp"
 
+#include "model/memory.hpp"
+
 #include <algorithm>
 
 #include "model/compute.hpp"
@@ -10,21 +12,6 @@ namespace trainsim::model {
 namespace {
 
 double d(int64_t v) { return static_cast<double>(v); }
-
-// Layers per chunk, as even as possible; the remainder goes to the middle chunks first so that the
-// first (embedding) and last (logits) chunks get fewer: 126 over 16 = [7, 8 x 14, 7]. Then to the
-// first chunk, then to the last. (Re-derived here: parallel/ is above model/ in the module order.)
-std::vector<int64_t> split_layers(int64_t layers, int64_t chunks) {
-  std::vector<int64_t> out(static_cast<size_t>(chunks), layers / chunks);
-  int64_t rest = layers % chunks;
-  for (int64_t i = 1; i + 1 < chunks && rest > 0; ++i, --rest) ++out[static_cast<size_t>(i)];
-  if (rest > 0) {
-    ++out.front();
-    --rest;
-  }
-  if (rest > 0) ++out.back();
-  return out;
-}
 
 }  // namespace
 
@@ -37,7 +24,8 @@ StepCosts compute_step_costs(const ModelSpec& model, const ParallelSpec& par, co
                              const hardware::ClusterSpec& cluster, const Calibration& cal) {
   const int64_t v = par.schedule == Schedule::kInterleaved ? std::max<int64_t>(1, par.virtual_stages) : 1;
   const int64_t chunks = par.pp * v;
-  const std::vector<int64_t> split = split_layers(model.layers, chunks);
+  // The one layer split every module uses (model/memory.hpp): short chunks at the two ends.
+  const std::vector<int64_t> split = chunk_layer_counts(model.layers, chunks);
 
   const LayerTime layer = layer_time(model, par, train, cluster, cal);
   const EndTime embedding = embedding_time(model, par, train, cluster, cal);

@@ -1,23 +1,12 @@
 #include "parallel/layer_split.hpp"
 
+#include "model/memory.hpp"
+
 namespace trainsim::parallel {
 
 std::vector<int64_t> split_layers(int64_t layers, int64_t pp, int64_t virtual_stages) {
-  const int64_t n = pp * virtual_stages;
-  const int64_t base = layers / n;
-  const int64_t longer = layers % n;  // chunks holding base + 1
-  std::vector<int64_t> chunks(static_cast<size_t>(n), base + 1);
-  if (longer == 0) {
-    for (auto& c : chunks) c = base;
-    return chunks;
-  }
-  // n - longer short chunks, placed from the outside in: 0, n-1, 1, n-2, ...
-  const int64_t shorter = n - longer;
-  for (int64_t k = 0; k < shorter; ++k) {
-    const int64_t i = (k % 2 == 0) ? k / 2 : n - 1 - k / 2;
-    chunks[static_cast<size_t>(i)] = base;
-  }
-  return chunks;
+  // One implementation for every module: model/ (below parallel/) owns it.
+  return model::chunk_layer_counts(layers, pp * virtual_stages);
 }
 
 std::string describe_split(int64_t layers, int64_t pp, int64_t virtual_stages) {
