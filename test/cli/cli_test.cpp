@@ -135,6 +135,25 @@ TEST(CliTest, VarianceWithoutContentionHasZeroSpread) {
   EXPECT_EQ(j["step_time_s"]["cv"], 0.0);
 }
 
+TEST(CliTest, InfinitelyFastNetworkHasNoSyncWaitAndNoStretch) {
+  // Data parallelism only (pp = 1: no pipeline bubble) on links of 100 TB/s with 1 ns latency:
+  // nobody waits, so sync wait ~ 0 and the projection is not stretched (issue 5).
+  const std::string fast =
+      " --set parallelism.tp=8 --set parallelism.pp=1 --set parallelism.dp=2 --set training.global_batch=16"
+      " --set cluster.inter_node.nic_bandwidth=100TBps --set cluster.inter_node.latency=1ns"
+      " --set cluster.intra_node.bandwidth=100TBps --set cluster.intra_node.latency=1ns";
+  auto r = trainsim("run " + scenario("tiny-gpt-2node.yaml") + fast + " --steps 5 --json - --quiet");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_LT(j["sync_wait"]["fraction"].get<double>(), 1e-3);
+  EXPECT_LT(j["projection"]["stretch_days"].get<double>(), 1e-3 * j["projection"]["days"].get<double>());
+  EXPECT_LT(j["breakdown_s"]["exposed_comm"].get<double>(), 1e-3 * j["step_time_s"]["mean"].get<double>());
+  // The same layout on 1 GB/s NICs waits on the gradient all-reduce.
+  auto slow = trainsim("run " + scenario("tiny-gpt-2node.yaml") + fast + " --set cluster.inter_node.nic_bandwidth=1GBps --steps 5 --json - --quiet");
+  ASSERT_EQ(slow.code, 0) << slow.err;
+  EXPECT_GT(nlohmann::json::parse(slow.out)["sync_wait"]["fraction"].get<double>(), 0.05);
+}
+
 TEST(CliTest, VersionAndUnknownSubcommand) {
   EXPECT_EQ(trainsim("--version").code, 0);
   EXPECT_EQ(trainsim("frobnicate").code, 2);
