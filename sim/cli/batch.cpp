@@ -26,6 +26,7 @@ int worker_command(const WorkerOptions& w) {
   so.seed = w.seed;
   Outcome out = simulate_scenario(scenario, so);
   nlohmann::json j;
+  j["job"] = job_key(w);
   j["ok"] = out.fits;
   if (!out.fits) {
     j["reason"] = out.infeasible_reason;
@@ -38,6 +39,38 @@ int worker_command(const WorkerOptions& w) {
   }
   util::write_output(w.out_path, j.dump() + "\n");
   return 0;
+}
+
+Job make_job(const WorkerOptions& w) {
+  Job job;
+  job.args = {w.scenario};
+  for (const auto& s : w.sets) {
+    job.args.push_back("--set");
+    job.args.push_back(s);
+  }
+  job.args.push_back("--seed");
+  job.args.push_back(std::to_string(w.seed));
+  if (w.steps > 0) {
+    job.args.push_back("--steps");
+    job.args.push_back(std::to_string(w.steps));
+  }
+  return job;
+}
+
+nlohmann::json job_key(const WorkerOptions& w) {
+  return {{"scenario", w.scenario}, {"sets", w.sets}, {"seed", w.seed}, {"steps", w.steps}};
+}
+
+std::map<std::string, nlohmann::json> read_job_results(const std::string& path) {
+  std::map<std::string, nlohmann::json> out;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("job") || !j.contains("ok")) continue;
+    out[j["job"].dump()] = std::move(j);
+  }
+  return out;
 }
 
 int64_t core_count() {

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -19,19 +20,31 @@ struct WorkerOptions {
   std::string out_path;
 };
 
-// The hidden `worker` subcommand: simulate, write {"ok":..., "reason":..., "report":{...},
-// "step_times":[...]} to out_path. Exit 0 when the result file was written (feasible or not).
+// The hidden `worker` subcommand: simulate, write {"job":job_key(options), "ok":..., "reason":...,
+// "report":{...}, "step_times":[...]} on one line to out_path. Exit 0 when the result file was
+// written (feasible or not).
 int worker_command(const WorkerOptions& options);
 
 struct Job {
   std::vector<std::string> args;  // after `trainsim worker`: scenario, --set ..., --seed ..., --steps ...
 };
 
+// The job that runs `options` (out_path is added by whoever runs it).
+Job make_job(const WorkerOptions& options);
+
+// What identifies a job's result: {"scenario", "sets", "seed", "steps"} of its options.
+nlohmann::json job_key(const WorkerOptions& options);
+
+// Worker results in a JSON-lines file (worker result files concatenated, or a --resume file),
+// by job_key(...).dump(); lines without a "job" key or not JSON are skipped. No file = none.
+std::map<std::string, nlohmann::json> read_job_results(const std::string& path);
+
 struct JobResult {
   bool ran = false;       // the child wrote its result file
   int exit_code = 0;
   std::string error;      // the child's stderr tail when it failed
   nlohmann::json result;  // what the worker wrote
+  int rank = 0;           // the MPI rank that ran it (0 outside MPI)
 };
 
 // Runs every job; `on_done(index, result)` is called in the parent as each finishes (in finish

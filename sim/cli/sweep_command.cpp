@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "cli/batch.hpp"
+#include "cli/mpi_batch.hpp"
 #include "cli/run_command.hpp"
 #include "config/scenario.hpp"
 #include "util/error.hpp"
@@ -71,30 +72,30 @@ std::vector<int64_t> parse_node_list(const std::string& text) {
   return out;
 }
 
-int sweep_command(const SweepOptions& opt, const char* argv0) {
+namespace {
+
+// The sweep's points, with the worker job of each point that needs simulating (points found
+// invalid here carry their reason and no job).
+struct SweepPlan {
+  config::Scenario base;
+  std::vector<Point> points;
+  std::vector<WorkerOptions> work;
+  std::vector<size_t> work_point;  // work[k] simulates points[work_point[k]]
+};
+
+SweepPlan plan_sweep(const SweepOptions& opt) {
   const auto nodes = parse_node_list(opt.nodes);
-  const auto base_overrides = parse_overrides(opt.sets);
-  const config::Scenario base = config::load_scenario(opt.scenario, base_overrides);
+  SweepPlan plan{config::load_scenario(opt.scenario, parse_overrides(opt.sets)), {}, {}, {}};
+  const config::Scenario& base = plan.base;
   const auto& par = base.parallel;
   const int64_t per_replica = par.tp * par.pp * par.cp;
   const bool weak = opt.scaling == "weak";
 
   // Build each point's scenario overrides and validate them here, so a point that is invalid
   // (batch not divisible, replicas do not fill the nodes) is reported as infeasible, not dropped.
-  std::vector<Point> points(nodes.size());
-  std::vector<Job> jobs;
-  std::vector<size_t> job_point;
-  std::map<int64_t, nlohmann::json> resumed;
-  if (!opt.resume_path.empty()) {
-    std::ifstream in(opt.resume_path);
-    std::string line;
-    while (std::getline(in, line)) {
-      auto j = nlohmann::json::parse(line, nullptr, false);
-      if (!j.is_discarded() && j.contains("nodes") && j.value("scaling", "") == opt.scaling) resumed[j["nodes"].get<int64_t>()] = j;
-    }
-  }
+  plan.points.resize(nodes.size());
   for (size_t i = 0; i < nodes.size(); ++i) {
-    Point& pt = points[i];
+    Point& pt = plan.points[i];
     pt.nodes = nodes[i];
     const int64_t gpus = nodes[i] * base.cluster.gpus_per_node;
     if (gpus % per_replica != 0) {
@@ -117,32 +118,93 @@ int sweep_command(const SweepOptions& opt, const char* argv0) {
       pt.reason = e.message();
       continue;
     }
-    if (auto it = resumed.find(pt.nodes); it != resumed.end()) {
-      pt.ok = it->second.value("ok", false);
-      pt.reason = it->second.value("reason", "");
-      pt.report = it->second.value("report", nlohmann::json::object());
+    WorkerOptions w;
+    w.scenario = opt.scenario;
+    w.sets = sets;
+    w.steps = opt.steps;
+    plan.work.push_back(w);
+    plan.work_point.push_back(i);
+  }
+  return plan;
+}
+
+std::string number_text(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+}  // namespace
+
+int emit_sweep_slurm(const SweepOptions& opt, const std::string& script_path, const char* argv0) {
+  const SweepPlan plan = plan_sweep(opt);
+  SlurmBatch batch;
+  batch.command = "sweep";
+  batch.self = self_exe(argv0);
+  batch.workdir = std::filesystem::current_path().string();
+  for (const auto& w : plan.work) batch.jobs.push_back(make_job(w));
+  batch.merge_args = {"sweep", opt.scenario, "--nodes", opt.nodes, "--scaling", opt.scaling, "--threshold", number_text(opt.threshold),
+                      "--jobs", "1"};
+  for (const auto& s : opt.sets) batch.merge_args.insert(batch.merge_args.end(), {"--set", s});
+  if (opt.steps > 0) batch.merge_args.insert(batch.merge_args.end(), {"--steps", std::to_string(opt.steps)});
+  if (!opt.json_path.empty()) batch.merge_args.insert(batch.merge_args.end(), {"--json", opt.json_path});
+  if (!opt.csv_path.empty()) batch.merge_args.insert(batch.merge_args.end(), {"--csv", opt.csv_path});
+  if (opt.quiet) batch.merge_args.push_back("--quiet");
+  const std::string results = write_slurm_script(batch, script_path);
+  std::fprintf(stderr,
+               "trainsim sweep: wrote %s: a Slurm array of %zu points (results in %s)\n"
+               "  jobid=$(sbatch --parsable %s) && sbatch --dependency=afterany:$jobid --array=0 %s merge\n",
+               script_path.c_str(), batch.jobs.size(), results.c_str(), script_path.c_str(), script_path.c_str());
+  return 0;
+}
+
+int sweep_command(const SweepOptions& opt, const char* argv0) {
+  SweepPlan plan = plan_sweep(opt);
+  const config::Scenario& base = plan.base;
+  std::vector<Point>& points = plan.points;
+
+  // Results already in the --resume file: lines this command appended (by node count and scaling)
+  // and worker result files (by job, e.g. from a Slurm array) are kept and not recomputed.
+  std::map<int64_t, nlohmann::json> resumed;
+  std::map<std::string, nlohmann::json> resumed_jobs;
+  if (!opt.resume_path.empty()) {
+    std::ifstream in(opt.resume_path);
+    std::string line;
+    while (std::getline(in, line)) {
+      auto j = nlohmann::json::parse(line, nullptr, false);
+      if (!j.is_discarded() && j.contains("nodes") && j.value("scaling", "") == opt.scaling) resumed[j["nodes"].get<int64_t>()] = j;
+    }
+    resumed_jobs = read_job_results(opt.resume_path);
+  }
+  std::vector<Job> jobs;
+  std::vector<size_t> job_point;
+  for (size_t k = 0; k < plan.work.size(); ++k) {
+    Point& pt = points[plan.work_point[k]];
+    const nlohmann::json* done = nullptr;
+    if (auto it = resumed_jobs.find(job_key(plan.work[k]).dump()); it != resumed_jobs.end())
+      done = &it->second;
+    else if (auto it2 = resumed.find(pt.nodes); it2 != resumed.end())
+      done = &it2->second;
+    if (done != nullptr) {
+      pt.ok = done->value("ok", false);
+      pt.reason = done->value("reason", "");
+      pt.report = done->value("report", nlohmann::json::object());
       continue;
     }
-    Job job;
-    job.args = {opt.scenario};
-    for (const auto& s : sets) {
-      job.args.push_back("--set");
-      job.args.push_back(s);
-    }
-    if (opt.steps > 0) {
-      job.args.push_back("--steps");
-      job.args.push_back(std::to_string(opt.steps));
-    }
-    jobs.push_back(job);
-    job_point.push_back(i);
+    jobs.push_back(make_job(plan.work[k]));
+    job_point.push_back(plan.work_point[k]);
   }
 
   // Results file: one JSON line per finished point, appended as it finishes (so a killed sweep
-  // keeps what it finished; --resume reads them back).
+  // keeps what it finished; --resume reads them back). Under MPI only rank 0 writes it, for every
+  // rank's points.
+  const BatchWorld world = batch_world();
+  if (world.size > 1 && world.reports() && !opt.quiet)
+    std::fprintf(stderr, "  %zu points over %d MPI ranks\n", jobs.size(), world.size);
   std::ofstream resume_out;
-  if (!opt.resume_path.empty()) resume_out.open(opt.resume_path, std::ios::app);
+  if (!opt.resume_path.empty() && world.reports()) resume_out.open(opt.resume_path, std::ios::app);
   size_t finished = 0;
-  run_jobs(self_exe(argv0), jobs, opt.jobs, [&](size_t j, const JobResult& r) {
+  run_batch(self_exe(argv0), jobs, opt.jobs, [&](size_t j, const JobResult& r) {
     Point& pt = points[job_point[j]];
     if (r.ran) {
       pt.ok = r.result.value("ok", false);
@@ -153,13 +215,17 @@ int sweep_command(const SweepOptions& opt, const char* argv0) {
     }
     if (resume_out && r.ran) {
       nlohmann::json line = {{"nodes", pt.nodes}, {"scaling", opt.scaling}, {"ok", pt.ok}, {"reason", pt.reason}, {"report", pt.report}};
+      if (r.result.contains("job")) line["job"] = r.result["job"];
       resume_out << line.dump() << "\n" << std::flush;
     }
     ++finished;
-    if (!opt.quiet)
-      std::fprintf(stderr, "  point %zu/%zu: %lld nodes %s\n", finished, jobs.size(), static_cast<long long>(pt.nodes),
-                   pt.ok ? "done" : ("infeasible: " + pt.reason).c_str());
+    if (!opt.quiet) {
+      const std::string where = world.size > 1 ? " (rank " + std::to_string(r.rank) + ")" : "";
+      std::fprintf(stderr, "  point %zu/%zu: %lld nodes%s %s\n", finished, jobs.size(), static_cast<long long>(pt.nodes),
+                   where.c_str(), pt.ok ? "done" : ("infeasible: " + pt.reason).c_str());
+    }
   });
+  if (!world.reports()) return 0;  // rank 0 writes the report
 
   // Scaling efficiency vs the smallest feasible point: per-GPU throughput ratio.
   nlohmann::json jpoints = nlohmann::json::array();

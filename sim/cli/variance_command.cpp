@@ -3,8 +3,11 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <map>
 
 #include "cli/batch.hpp"
+#include "cli/mpi_batch.hpp"
 #include "cli/run_command.hpp"
 #include "config/scenario.hpp"
 #include "report/run_report.hpp"
@@ -24,39 +27,89 @@ nlohmann::json stats_json(const report::Stats& s) {
           {"p50", s.p50},   {"p90", s.p90}, {"min", s.min},                         {"max", s.max}};
 }
 
+
+// The variance batch: runs seed, seed+1, ..., then (with contention or stragglers) the first seed
+// on a dedicated fabric with healthy GPUs.
+std::vector<WorkerOptions> variance_work(const VarianceOptions& opt, bool with_dedicated) {
+  auto work_for = [&](uint64_t seed, bool dedicated) {
+    WorkerOptions w;
+    w.scenario = opt.scenario;
+    w.sets = opt.sets;
+    if (dedicated) w.sets.insert(w.sets.end(), {"contention.tenants=0", "stragglers.count=0", "stragglers.jitter=0"});
+    w.seed = seed;
+    w.steps = opt.steps;
+    return w;
+  };
+  std::vector<WorkerOptions> work;
+  for (int64_t i = 0; i < opt.runs; ++i) work.push_back(work_for(opt.seed + static_cast<uint64_t>(i), false));
+  if (with_dedicated) work.push_back(work_for(opt.seed, true));
+  return work;
+}
+
+bool has_noise(const config::Scenario& s) { return s.contention.has_value() || s.stragglers.has_value(); }
+
 }  // namespace
 
-int variance_command(const VarianceOptions& opt, const char* argv0) {
+int emit_variance_slurm(const VarianceOptions& opt, const std::string& script_path, const char* argv0) {
   const config::Scenario base = config::load_scenario(opt.scenario, parse_overrides(opt.sets));
-  auto job_for = [&](uint64_t seed, bool dedicated) {
-    Job job;
-    job.args = {opt.scenario};
-    for (const auto& s : opt.sets) {
-      job.args.push_back("--set");
-      job.args.push_back(s);
-    }
-    if (dedicated) {
-      // The same run on a dedicated fabric and healthy GPUs.
-      job.args.insert(job.args.end(), {"--set", "contention.tenants=0", "--set", "stragglers.count=0", "--set", "stragglers.jitter=0"});
-    }
-    job.args.push_back("--seed");
-    job.args.push_back(std::to_string(seed));
-    if (opt.steps > 0) {
-      job.args.push_back("--steps");
-      job.args.push_back(std::to_string(opt.steps));
-    }
-    return job;
-  };
+  SlurmBatch batch;
+  batch.command = "variance";
+  batch.self = self_exe(argv0);
+  batch.workdir = std::filesystem::current_path().string();
+  for (const auto& w : variance_work(opt, has_noise(base))) batch.jobs.push_back(make_job(w));
+  batch.merge_args = {"variance", opt.scenario, "--runs", std::to_string(opt.runs), "--seed", std::to_string(opt.seed), "--jobs", "1"};
+  for (const auto& s : opt.sets) batch.merge_args.insert(batch.merge_args.end(), {"--set", s});
+  if (opt.steps > 0) batch.merge_args.insert(batch.merge_args.end(), {"--steps", std::to_string(opt.steps)});
+  if (!opt.json_path.empty()) batch.merge_args.insert(batch.merge_args.end(), {"--json", opt.json_path});
+  if (opt.quiet) batch.merge_args.push_back("--quiet");
+  const std::string results = write_slurm_script(batch, script_path);
+  std::fprintf(stderr,
+               "trainsim variance: wrote %s: a Slurm array of %zu runs (results in %s)\n"
+               "  jobid=$(sbatch --parsable %s) && sbatch --dependency=afterany:$jobid --array=0 %s merge\n",
+               script_path.c_str(), batch.jobs.size(), results.c_str(), script_path.c_str(), script_path.c_str());
+  return 0;
+}
+
+int variance_command(const VarianceOptions& opt, const char* argv0) { return variance_command(opt, argv0, ""); }
+
+int variance_command(const VarianceOptions& opt, const char* argv0, const std::string& resume_path) {
+  const config::Scenario base = config::load_scenario(opt.scenario, parse_overrides(opt.sets));
+  const bool noisy = has_noise(base);
+  const auto work = variance_work(opt, noisy);
+
+  // Runs found in the results file are kept; the others are simulated (split across MPI ranks when
+  // launched by mpirun) and, on the reporting rank, appended to it as they finish.
+  std::vector<JobResult> results(work.size());
   std::vector<Job> jobs;
-  for (int64_t i = 0; i < opt.runs; ++i) jobs.push_back(job_for(opt.seed + static_cast<uint64_t>(i), false));
-  const bool has_noise = base.contention.has_value() || base.stragglers.has_value();
-  if (has_noise) jobs.push_back(job_for(opt.seed, true));
+  std::vector<size_t> job_run;
+  const auto resumed = resume_path.empty() ? std::map<std::string, nlohmann::json>{} : read_job_results(resume_path);
+  for (size_t k = 0; k < work.size(); ++k) {
+    if (auto it = resumed.find(job_key(work[k]).dump()); it != resumed.end()) {
+      results[k].ran = true;
+      results[k].result = it->second;
+      continue;
+    }
+    jobs.push_back(make_job(work[k]));
+    job_run.push_back(k);
+  }
+  const BatchWorld world = batch_world();
+  if (world.size > 1 && world.reports() && !opt.quiet)
+    std::fprintf(stderr, "  %zu runs over %d MPI ranks\n", jobs.size(), world.size);
+  std::ofstream resume_out;
+  if (!resume_path.empty() && world.reports()) resume_out.open(resume_path, std::ios::app);
   size_t done = 0;
-  auto results = run_jobs(self_exe(argv0), jobs, opt.jobs, [&](size_t, const JobResult&) {
+  run_batch(self_exe(argv0), jobs, opt.jobs, [&](size_t j, const JobResult& r) {
+    results[job_run[j]] = r;
+    if (resume_out && r.ran) resume_out << r.result.dump() << "\n" << std::flush;
     ++done;
-    if (!opt.quiet) std::fprintf(stderr, "\r  run %zu/%zu", done, jobs.size());
+    if (!opt.quiet) {
+      if (!r.ran) std::fprintf(stderr, "\n  run with seed %llu failed%s: %s\n", static_cast<unsigned long long>(work[job_run[j]].seed),
+                               world.size > 1 ? (" on rank " + std::to_string(r.rank)).c_str() : "", r.error.c_str());
+      std::fprintf(stderr, "\r  run %zu/%zu", done, jobs.size());
+    }
   });
   if (!opt.quiet) std::fprintf(stderr, "\n");
+  if (!world.reports()) return 0;  // rank 0 writes the report
 
   nlohmann::json runs = nlohmann::json::array();
   std::vector<double> means, days;
@@ -88,7 +141,7 @@ int variance_command(const VarianceOptions& opt, const char* argv0) {
   out["step_time_s"] = stats_json(st);
   out["projection"] = {{"days", stats_json(dd)}};
   double dedicated_days = 0, dedicated_step = 0;
-  if (has_noise) {
+  if (noisy) {
     const auto& r = results.back();
     if (r.ran && r.result.value("ok", false)) {
       dedicated_step = r.result["report"]["step_time_s"]["mean"].get<double>();
@@ -106,7 +159,7 @@ int variance_command(const VarianceOptions& opt, const char* argv0) {
                st.mean > 0 ? 100 * st.std / st.mean : 0, st.p10, st.p50, st.p90);
   std::fprintf(console, "  %-22s %12.2f %12.2f %7.2f%% %12.2f %12.2f %12.2f\n", "projected days", dd.mean, dd.std,
                dd.mean > 0 ? 100 * dd.std / dd.mean : 0, dd.p10, dd.p50, dd.p90);
-  if (has_noise && dedicated_days > 0)
+  if (noisy && dedicated_days > 0)
     std::fprintf(console, "\n  dedicated fabric: %.4f s per step, %.2f days; shared costs %.2f days (%.1f%% of the run)\n",
                  dedicated_step, dedicated_days, dd.mean - dedicated_days, 100 * (dd.mean - dedicated_days) / dd.mean);
   if (!opt.json_path.empty()) util::write_output(opt.json_path, out.dump(2) + "\n");
