@@ -29,7 +29,7 @@ int main(int argc, char** argv) {
   RunOptions run;
   auto* run_cmd = app.add_subcommand("run", "simulate training steps and project the whole run");
   run_cmd->add_option("scenario", run.scenario, "scenario YAML")->required();
-  run_cmd->add_option("--steps", run.steps, "steps to simulate (default: training.steps)")->check(CLI::Range(int64_t{1}, int64_t{100000000}));
+  run_cmd->add_option("--steps", run.steps, "steps to simulate (default: training.steps)")->check(CLI::Range(int64_t{1}, config::kMaxSteps));
   run_cmd->add_option("--seed", run.seed, "random seed (contention, stragglers)");
   run_cmd->add_option("--set", run.sets, "override a scenario key: --set model.layers=80 (repeatable)");
   run_cmd->add_option("--json", run.json_path, "write the JSON report (- = standard output)");
@@ -49,7 +49,7 @@ int main(int argc, char** argv) {
   sweep_cmd->add_option("--set", sweep.sets, "override a scenario key (repeatable)");
   sweep_cmd->add_option("--scaling", sweep.scaling, "strong (keep global batch) | weak (keep batch per replica)")->check(CLI::IsMember({"strong", "weak"}));
   sweep_cmd->add_option("--threshold", sweep.threshold, "scaling efficiency below which the knee is reported (default 0.9)")->check(CLI::Range(0.0, 1.0));
-  sweep_cmd->add_option("--steps", sweep.steps, "steps simulated per point (default: training.steps)")->check(CLI::Range(int64_t{1}, int64_t{100000000}));
+  sweep_cmd->add_option("--steps", sweep.steps, "steps simulated per point (default: training.steps)")->check(CLI::Range(int64_t{1}, config::kMaxSteps));
   sweep_cmd->add_option("--resume", sweep.resume_path, "results file: finished points are kept and not recomputed");
   sweep_cmd->add_flag("--quiet", sweep.quiet, "no progress on standard error");
 
@@ -61,7 +61,7 @@ int main(int argc, char** argv) {
   var_cmd->add_option("--jobs", variance.jobs, "runs in parallel processes (default: number of cores)");
   var_cmd->add_option("--json", variance.json_path, "write the JSON report (- = standard output)");
   var_cmd->add_option("--set", variance.sets, "override a scenario key (repeatable)");
-  var_cmd->add_option("--steps", variance.steps, "steps simulated per run (default: training.steps)")->check(CLI::Range(int64_t{1}, int64_t{100000000}));
+  var_cmd->add_option("--steps", variance.steps, "steps simulated per run (default: training.steps)")->check(CLI::Range(int64_t{1}, config::kMaxSteps));
   var_cmd->add_flag("--quiet", variance.quiet, "no progress on standard error");
 
   std::string mem_scenario, mem_json;

@@ -18,8 +18,36 @@
 namespace trainsim::cli {
 namespace {
 
+// The signal that asked the run to stop (SIGINT or SIGTERM), 0 while running. The first one stops
+// the engine at the next step boundary; the handler then restores the default action, so a second
+// one ends the process at once (still without an output file: those are written after the run).
 volatile std::sig_atomic_t g_interrupted = 0;
-extern "C" void on_sigint(int) { g_interrupted = 1; }
+extern "C" void on_stop_signal(int signo) {
+  g_interrupted = signo;
+  std::signal(signo, SIG_DFL);
+}
+
+// What one simulation may ask of the machine (a 2-core, 24 GB box; figures measured on it with the
+// release build). Checked before SimGrid sees the scenario: beyond these SimGrid would take the
+// memory (or hours) a user did not mean to spend, or fail its own asserts. `trainsim memory`
+// answers for any size the loader accepts.
+//   kMaxSimulatedGpus: the platform has a host per GPU; 2^20 GPUs (fat-tree, symmetric fidelity)
+//     took 3.9 GB and 51 s for one step.
+//   kMaxSimulatedStages: actors (full: dp * pp, symmetric: pp); full fidelity with 4,096 took
+//     1.4 GB and 26 s per step.
+//   kMaxStageSteps: per-(stage, step) records the engine allocates up front (32 B each: 2 GiB).
+//   kMaxStageMicroBatches: per-step activities and mailboxes, simulated stages * virtual stages *
+//     micro-batches (16 B of mailboxes each, and the schedule's operations).
+constexpr int64_t kMaxSimulatedGpus = int64_t{1} << 20;
+constexpr int64_t kMaxSimulatedStages = 16384;
+constexpr int64_t kMaxStageSteps = int64_t{1} << 26;
+constexpr int64_t kMaxStageMicroBatches = int64_t{1} << 24;
+
+std::string thousands(int64_t v) {
+  std::string s = std::to_string(v);
+  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<size_t>(i), ",");
+  return s;
+}
 
 // Steps done, rate and ETA on stderr: in place on a terminal, a line every 5 s otherwise.
 class Progress {
@@ -54,6 +82,35 @@ config::Fidelity parse_fidelity(const std::string& s) {
   return config::Fidelity::kAuto;
 }
 
+// Refuses (util::InputError at the scenario file) a simulation beyond the limits above, or a step
+// count outside [1, config::kMaxSteps].
+void check_simulable(const config::Scenario& sc, int64_t steps, config::Fidelity fidelity) {
+  const util::SourceLocation where{sc.source_file};
+  const auto refuse = [&](const std::string& what) {
+    throw util::InputError(where, "too large to simulate: " + what);
+  };
+  if (steps < 1 || steps > config::kMaxSteps)
+    throw util::InputError(where, "steps must be in [1, " + thousands(config::kMaxSteps) + "], got " + std::to_string(steps));
+  const int64_t gpus = sc.cluster.gpus();
+  if (gpus > kMaxSimulatedGpus)
+    refuse(thousands(gpus) + " GPUs (at most " + thousands(kMaxSimulatedGpus) + "); `trainsim memory` answers for any size");
+  const bool full = engine::resolve_fidelity(sc, fidelity) == config::Fidelity::kFull;
+  const int64_t stages = (full ? sc.parallel.dp : 1) * sc.parallel.pp;  // each <= 2^20
+  if (stages > kMaxSimulatedStages)
+    refuse(thousands(stages) + " simulated pipeline stages (" + (full ? "dp * pp with full fidelity" : "pp") +
+           "; at most " + thousands(kMaxSimulatedStages) + ")" + (full ? "; --fidelity symmetric simulates pp" : ""));
+  if (stages * steps > kMaxStageSteps)
+    refuse(thousands(steps) + " steps of " + thousands(stages) + " simulated stages (steps * stages at most " +
+           thousands(kMaxStageSteps) + "); use at most --steps " + thousands(kMaxStageSteps / stages));
+  const int64_t v = sc.parallel.schedule == model::Schedule::kInterleaved ? sc.parallel.virtual_stages : 1;
+  const int64_t micro_batches = sc.training.global_batch / (sc.parallel.dp * sc.parallel.micro_batch);  // <= 2^40
+  const double per_step = static_cast<double>(stages) * static_cast<double>(v) * static_cast<double>(micro_batches);
+  if (per_step > static_cast<double>(kMaxStageMicroBatches))
+    refuse(thousands(micro_batches) + " micro-batches per step on " + thousands(stages * v) +
+           " simulated model chunks (their product at most " + thousands(kMaxStageMicroBatches) +
+           "); raise parallelism.micro_batch or lower training.global_batch");
+}
+
 }  // namespace
 
 std::vector<config::Override> parse_overrides(const std::vector<std::string>& sets) {
@@ -81,9 +138,11 @@ Outcome simulate_scenario(const config::Scenario& scenario, const SimulateOption
     out.summary.capacity_bytes = cap;
     return out;
   }
+  const int64_t steps = options.steps > 0 ? options.steps : scenario.training.steps;
+  check_simulable(scenario, steps, options.fidelity);
   out.costs = model::compute_step_costs(scenario.model, scenario.parallel, scenario.training, scenario.cluster);
   engine::EngineOptions eo;
-  eo.steps = options.steps > 0 ? options.steps : scenario.training.steps;
+  eo.steps = steps;
   eo.seed = options.seed;
   eo.fidelity = options.fidelity;
   eo.trace_steps = options.trace_steps;
@@ -91,11 +150,15 @@ Outcome simulate_scenario(const config::Scenario& scenario, const SimulateOption
   eo.on_step = [&progress](int64_t done, int64_t total) { progress.update(done, total); };
   if (options.handle_sigint) {
     g_interrupted = 0;
-    std::signal(SIGINT, on_sigint);
+    std::signal(SIGINT, on_stop_signal);
+    std::signal(SIGTERM, on_stop_signal);
     eo.stop = &g_interrupted;
   }
   out.run = engine::simulate(scenario, out.costs, eo);
-  if (options.handle_sigint) std::signal(SIGINT, SIG_DFL);
+  if (options.handle_sigint) {
+    std::signal(SIGINT, SIG_DFL);
+    std::signal(SIGTERM, SIG_DFL);
+  }
   out.summary = report::summarize(scenario, out.costs, out.run, options.seed);
   return out;
 }
@@ -129,11 +192,14 @@ int run_command(const RunOptions& opt) {
     return 1;
   }
   if (out.run.interrupted) {
-    // Ctrl-C: the statistics of the steps done so far, and no output files.
-    std::fprintf(stderr, "\ninterrupted after %zu of %lld steps\n", out.run.steps.size(),
-                 static_cast<long long>(so.steps > 0 ? so.steps : scenario.training.steps));
+    // SIGINT (Ctrl-C) or SIGTERM: the statistics of the steps done so far, and no output files
+    // (an old file at --json/--csv/--trace is left as it was). Exit 128 + the signal's number.
+    const int signo = g_interrupted == SIGTERM ? SIGTERM : SIGINT;
+    std::fprintf(stderr, "\ninterrupted after %zu of %lld steps (%s); no output files written\n", out.run.steps.size(),
+                 static_cast<long long>(so.steps > 0 ? so.steps : scenario.training.steps),
+                 signo == SIGTERM ? "SIGTERM" : "SIGINT");
     if (!out.run.steps.empty()) std::fputs(report::console_table(out.summary).c_str(), stderr);
-    return 130;
+    return 128 + signo;
   }
   auto json = report::to_json(out.summary);
   json["fidelity"] = out.run.fidelity;

@@ -8,6 +8,7 @@
 //       peak_fp16 (default = peak_bf16), peak_fp8, peak_fp32, nvlink_bandwidth, pcie_bandwidth
 //       ("989.4Tf" = SimGrid speed syntax); without `base`, hbm, hbm_bandwidth and peak_bf16 are required
 //   parallelism.dp may be left out: then dp = GPUs / (tp * cp * pp)
+//   training.steps            at most kMaxSteps (10^6)
 //   training.gpu_hour_price   number >= 0 (currency per GPU-hour; default 0 = no cost line)
 //   training.fp32_main_grads  bool (default false)
 //   training.runtime_reserve  size per GPU (default "10GB")
@@ -375,7 +376,7 @@ class Reader {
       t.optimizer = choice(*f, {"adam", "sgd"}, std::vector{model::Optimizer::kAdam, model::Optimizer::kSgd});
     t.global_batch = detail::to_int(note(b.require("global_batch")), 1, int64_t{1} << 40);
     t.steps = 100;
-    if (auto f = get(b, "steps")) t.steps = detail::to_int(*f, 1, int64_t{1} << 30);
+    if (auto f = get(b, "steps")) t.steps = detail::to_int(*f, 1, kMaxSteps);
     if (auto f = get(b, "total_tokens")) t.total_tokens = detail::to_number(*f, 0, 1e18);
     if (auto f = get(b, "offload"))
       t.offload = choice(*f, {"none", "cpu", "nvme"},

@@ -43,6 +43,10 @@ struct StragglerSpec {
   double jitter = 0;        // per-step relative std-dev of every GPU's compute time
 };
 
+// Most steps one run simulates (training.steps, --steps): the engine keeps a record per simulated
+// stage and step, and 10^6 steps of the smallest scenario already take about an hour.
+constexpr int64_t kMaxSteps = 1000000;
+
 enum class Fidelity { kAuto, kFull, kSymmetric };
 const char* to_string(Fidelity f);
 

@@ -242,9 +242,23 @@ MemoryBreakdown memory_per_gpu(const ModelSpec& m, const ParallelSpec& par, cons
 int64_t largest_micro_batch(const ModelSpec& m, const ParallelSpec& par, const TrainingSpec& train,
                             double capacity_bytes) {
   const int64_t per_replica = train.global_batch / std::max<int64_t>(par.dp, 1);
+  // The divisors of the per-replica batch, largest first: O(sqrt(n)) to list (a batch of 2^40
+  // sequences has at most a few thousand divisors; counting down from n would take hours).
+  std::vector<int64_t> candidates;
+  if (per_replica < 1) {
+    candidates.push_back(1);
+  } else {
+    std::vector<int64_t> large;
+    for (int64_t d = 1; d <= per_replica / d; ++d) {
+      if (per_replica % d != 0) continue;
+      candidates.push_back(d);
+      if (d != per_replica / d) large.push_back(per_replica / d);
+    }
+    candidates.insert(candidates.end(), large.rbegin(), large.rend());
+    std::reverse(candidates.begin(), candidates.end());
+  }
   ParallelSpec trial = par;
-  for (int64_t b = std::max<int64_t>(per_replica, 1); b >= 1; --b) {
-    if (per_replica >= 1 && per_replica % b != 0) continue;
+  for (const int64_t b : candidates) {
     // Interleaving needs the micro-batch count to be a multiple of pp (config/ checks it).
     if (par.schedule == Schedule::kInterleaved && per_replica >= 1 && (per_replica / b) % std::max<int64_t>(par.pp, 1) != 0)
       continue;
