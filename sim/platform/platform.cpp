@@ -1,5 +1,7 @@
 #include "platform/platform.hpp"
 
+#include <signal.h>
+
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Link.hpp>
@@ -192,7 +194,13 @@ std::unique_ptr<sg4::Engine> make_engine(const char* argv0, const std::vector<st
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
   int argc = static_cast<int>(args.size());
-  return std::make_unique<sg4::Engine>(&argc, argv.data());
+  // SimGrid's Engine takes SIGINT for itself (print every actor's status, then exit(1)); the
+  // process's own disposition wins, so `trainsim run` can stop at a step boundary on Ctrl-C.
+  struct sigaction saved {};
+  const bool have_saved = ::sigaction(SIGINT, nullptr, &saved) == 0;
+  auto engine = std::make_unique<sg4::Engine>(&argc, argv.data());
+  if (have_saved) ::sigaction(SIGINT, &saved, nullptr);
+  return engine;
 }
 
 }  // namespace trainsim::platform

@@ -97,7 +97,8 @@ inline constexpr const char* kNetworkModel = "CM02";
 // `argv0` is only used as the program name SimGrid sees; `extra_args` are passed on after ours
 // (e.g. "--cfg=contexts/stack-size:64"; a later --cfg of the same key wins). Throws
 // std::logic_error when an Engine already exists in this process (a second one would keep the
-// first one's clock).
+// first one's clock). The process's SIGINT disposition is kept (SimGrid would replace it with one
+// that prints every actor and exits 1).
 std::unique_ptr<simgrid::s4u::Engine> make_engine(const char* argv0 = "trainsim",
                                                   const std::vector<std::string>& extra_args = {});
 
