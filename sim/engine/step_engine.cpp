@@ -55,6 +55,7 @@ struct CommJob {
   bool exit = false;
   std::string name;
   bool traced = false;
+  int64_t rail = 0;  // the TP rank whose DP ring this is
 };
 using CommJobPtr = std::shared_ptr<CommJob>;
 
@@ -68,17 +69,20 @@ struct StepAccount {
 
 class Simulation;
 
-// The communication actor of one (replica, stage): runs queued collectives one after the other,
-// like an NCCL stream.
+// The communication actor of one (replica, stage, rail): runs queued collectives one after the
+// other, like an NCCL stream. A rail is one TP rank's DP ring (one actor per rail keeps SimGrid's
+// per-owner cost of a finished flow at O(ring size)).
 class CommActor {
  public:
-  CommActor(Simulation* sim, int64_t replica, int64_t stage) : sim_(sim), replica_(replica), stage_(stage) {}
+  CommActor(Simulation* sim, int64_t replica, int64_t stage, int64_t rail)
+      : sim_(sim), replica_(replica), stage_(stage), rail_(rail) {}
   void operator()();
 
  private:
   Simulation* sim_;
   int64_t replica_;
   int64_t stage_;
+  int64_t rail_;
 };
 
 // One pipeline stage of one replica.
@@ -93,7 +97,10 @@ class StageActor {
   void compute(double seconds, StepAccount& acc, const char* category, const std::string& name, bool trace);
   void receive(sg4::Mailbox* box, StepAccount& acc);
   void send(sg4::Mailbox* box, double bytes);
-  void submit(CommJobPtr job);
+  // One collective of the stage's DP group: a job per simulated rail, all submitted.
+  std::vector<CommJobPtr> collective(parallel::CollectiveKind kind, double bytes, const std::string& name, bool trace,
+                                     bool pending);
+  void submit(CommJobPtr job, bool pending);
   void wait(const CommJobPtr& job, StepAccount& acc);
   double slowdown();
 
@@ -123,9 +130,10 @@ class Simulation {
   int64_t buckets_per_chunk_ = 1;
   // act_[r][g][mb]: activation into model chunk g of replica r; grad_[r][g][mb]: gradient into g.
   std::vector<std::vector<std::vector<sg4::Mailbox*>>> act_, grad_;
-  std::vector<std::deque<CommJobPtr>> queues_;        // per simulated (replica, stage)
+  std::vector<std::deque<CommJobPtr>> queues_;        // per simulated (replica, stage, rail)
   std::vector<sg4::SemaphorePtr> queue_ready_;
-  std::vector<sg4::BarrierPtr> dp_barrier_;           // per stage, over replicas (full fidelity)
+  std::vector<sg4::BarrierPtr> dp_barrier_;           // per (stage, rail), over replicas (full fidelity)
+  int64_t rails_ = 1;                                 // TP ranks whose DP rings go on the network
   sg4::BarrierPtr step_barrier_;
   std::vector<double> straggle_;                      // per simulated (replica, stage) slowdown
   int64_t critical_stage_ = 0;
@@ -139,6 +147,7 @@ class Simulation {
   bool stop_requested_ = false;
 
   int64_t actor_index(int64_t replica, int64_t stage) const { return replica * p_ + stage; }
+  int64_t comm_index(int64_t replica, int64_t stage, int64_t rail) const { return actor_index(replica, stage) * rails_ + rail; }
   int64_t replicas_total() const { return sc_.parallel.dp * sc_.parallel.cp; }
   // ZeRO >= 1 reduce-scatters gradients (the distributed optimizer), plain DP all-reduces them.
   parallel::CollectiveKind grad_kind() const {
@@ -164,11 +173,12 @@ class Simulation {
     for (const auto& c : st.chunks) total += c.param_count;
     return total > 0 ? st.chunks[chunk].param_count / total : 1.0 / static_cast<double>(st.chunks.size());
   }
-  std::vector<parallel::Phase> dp_phases(int64_t stage, parallel::CollectiveKind kind, double bytes) const;
+  std::vector<parallel::Phase> dp_phases(int64_t stage, parallel::CollectiveKind kind, double bytes, int64_t rail = 0) const;
 };
 
-std::vector<parallel::Phase> Simulation::dp_phases(int64_t stage, parallel::CollectiveKind kind, double bytes) const {
-  auto phases = parallel::plan_collective(kind, layout_.dp_group(stage), layout_, bytes);
+std::vector<parallel::Phase> Simulation::dp_phases(int64_t stage, parallel::CollectiveKind kind, double bytes,
+                                                  int64_t rail) const {
+  auto phases = parallel::plan_collective(kind, layout_.dp_group(stage, rail), layout_, bytes);
   if (!full_) {
     for (auto& ph : phases) {
       if (ph.size() <= kMaxEdgesPerPhase) continue;
@@ -183,8 +193,9 @@ std::vector<parallel::Phase> Simulation::dp_phases(int64_t stage, parallel::Coll
 
 void CommActor::operator()() {
   Simulation& s = *sim_;
-  const int64_t me = s.actor_index(replica_, stage_);
-  const auto group = s.layout_.dp_group(stage_);
+  const int64_t me = s.comm_index(replica_, stage_, rail_);
+  const auto group = s.layout_.dp_group(stage_, rail_);
+  sg4::Barrier* barrier = s.full_ ? s.dp_barrier_[stage_ * s.rails_ + rail_].get() : nullptr;
   for (;;) {
     s.queue_ready_[me]->acquire();
     CommJobPtr job = s.queues_[me].front();
@@ -192,7 +203,7 @@ void CommActor::operator()() {
     if (job->exit) return;
     const double start = sg4::Engine::get_clock();
     for (const auto& phase : job->phases) {
-      if (s.full_) s.dp_barrier_[stage_]->wait();  // a collective starts when every member is there
+      if (barrier != nullptr) barrier->wait();  // a collective starts when every member is there
       std::vector<sg4::CommPtr> comms;
       for (const auto& e : phase) {
         const int64_t src_rank = group[e.src];
@@ -203,7 +214,7 @@ void CommActor::operator()() {
       }
       sg4::Comm::wait_all(comms);
     }
-    if (s.full_ && !job->phases.empty()) s.dp_barrier_[stage_]->wait();  // and ends when all are done
+    if (barrier != nullptr && !job->phases.empty()) barrier->wait();  // and ends when all are done
     if (job->traced) s.trace(s.track_of(replica_, stage_, true), job->name, "dp-sync", start, sg4::Engine::get_clock());
     job->done->release();
   }
@@ -244,12 +255,28 @@ void StageActor::send(sg4::Mailbox* box, double bytes) {
   box->put_init(msg, static_cast<uint64_t>(std::max(1.0, std::round(bytes))))->detach();
 }
 
-void StageActor::submit(CommJobPtr job) {
+void StageActor::submit(CommJobPtr job, bool pending) {
   Simulation& s = *sim_;
-  const int64_t me = s.actor_index(replica_, stage_);
-  pending_.push_back(job);
-  s.queues_[me].push_back(std::move(job));
-  s.queue_ready_[me]->release();
+  const int64_t q = s.comm_index(replica_, stage_, job->rail);
+  if (pending) pending_.push_back(job);
+  s.queues_[q].push_back(std::move(job));
+  s.queue_ready_[q]->release();
+}
+
+std::vector<CommJobPtr> StageActor::collective(parallel::CollectiveKind kind, double bytes, const std::string& name,
+                                               bool trace, bool pending) {
+  Simulation& s = *sim_;
+  std::vector<CommJobPtr> jobs;
+  for (int64_t rail = 0; rail < s.rails_; ++rail) {
+    auto job = std::make_shared<CommJob>();
+    job->phases = s.dp_phases(stage_, kind, bytes, rail);
+    job->name = name;
+    job->traced = trace && rail == 0;
+    job->rail = rail;
+    jobs.push_back(job);
+    submit(job, pending);
+  }
+  return jobs;
 }
 
 void StageActor::wait(const CommJobPtr& job, StepAccount& acc) {
@@ -282,11 +309,7 @@ void StageActor::backward(const parallel::PipelineOp& op, bool last_micro_batch,
     const double bytes = s.costs_.stages[stage_].grad_bytes * s.chunk_share(stage_, op.chunk) / static_cast<double>(nb);
     for (int64_t b = 0; b < nb; ++b) {
       compute(seconds / static_cast<double>(nb), acc, "backward", name, trace);
-      auto job = std::make_shared<CommJob>();
-      job->phases = s.dp_phases(stage_, s.grad_kind(), bytes);
-      job->name = "grad bucket " + std::to_string(op.chunk) + "." + std::to_string(b);
-      job->traced = trace;
-      submit(std::move(job));
+      collective(s.grad_kind(), bytes, "grad bucket " + std::to_string(op.chunk) + "." + std::to_string(b), trace, true);
     }
   } else {
     compute(seconds, acc, "backward", name, trace);
@@ -305,37 +328,34 @@ void StageActor::operator()() {
   const bool zero3 = s.sc_.parallel.zero == 3 && multi;
   // Backward count per chunk, to know which backward is a chunk's last.
   std::vector<int64_t> backwards(static_cast<size_t>(s.v_), 0);
-  CommJobPtr param_gather;  // ZeRO-1/2: parameter all-gather after the optimizer
+  std::vector<CommJobPtr> param_gather;  // ZeRO-1/2: parameter all-gather after the optimizer
   double step_start = 0;
   for (int64_t step = 0; step < s.opt_.steps; ++step) {
     const bool trace = s.traced(replica_, step);
     StepAccount acc;
     std::fill(backwards.begin(), backwards.end(), 0);
     pending_.clear();
-    if (param_gather) {
+    for (const auto& job : param_gather) {
       // Without overlap the next step cannot start before the parameters are gathered.
-      if (!s.sc_.parallel.overlap_grad_reduce) wait(param_gather, acc);
-      else pending_.push_back(param_gather);
-      param_gather.reset();
+      if (!s.sc_.parallel.overlap_grad_reduce) wait(job, acc);
+      else pending_.push_back(job);
     }
+    param_gather.clear();
     // ZeRO-3: each pass first gathers its chunk's parameters; the gather for pass i+1 is issued
     // when pass i starts (one-ahead prefetch).
     auto gather_for = [&](const parallel::PipelineOp& op) {
-      auto job = std::make_shared<CommJob>();
-      job->phases = s.dp_phases(stage_, parallel::CollectiveKind::kAllGather,
-                                stage_cost.param_bytes * s.chunk_share(stage_, op.chunk));
-      job->name = "param gather";
-      job->traced = trace;
-      submit(job);
-      return job;
+      return collective(parallel::CollectiveKind::kAllGather, stage_cost.param_bytes * s.chunk_share(stage_, op.chunk),
+                        "param gather", trace, false);
     };
-    CommJobPtr next_gather = zero3 && !ops.empty() ? gather_for(ops[0]) : nullptr;
+    std::vector<CommJobPtr> next_gather;
+    if (zero3 && !ops.empty()) next_gather = gather_for(ops[0]);
     for (size_t i = 0; i < ops.size(); ++i) {
       const auto& op = ops[i];
       if (zero3) {
-        CommJobPtr cur = next_gather;
-        next_gather = i + 1 < ops.size() ? gather_for(ops[i + 1]) : nullptr;
-        wait(cur, acc);
+        std::vector<CommJobPtr> cur = std::move(next_gather);
+        next_gather.clear();
+        if (i + 1 < ops.size()) next_gather = gather_for(ops[i + 1]);
+        for (const auto& job : cur) wait(job, acc);
       }
       if (op.pass == parallel::Pass::kForward) {
         forward(op, acc, trace);
@@ -346,11 +366,7 @@ void StageActor::operator()() {
     }
     if (multi && !(s.sc_.parallel.overlap_grad_reduce)) {
       // No overlap: the whole gradient is reduced after the last backward.
-      auto job = std::make_shared<CommJob>();
-      job->phases = s.dp_phases(stage_, s.grad_kind(), stage_cost.grad_bytes);
-      job->name = "grad reduce";
-      job->traced = trace;
-      submit(job);
+      collective(s.grad_kind(), stage_cost.grad_bytes, "grad reduce", trace, true);
     }
     for (const auto& job : pending_) wait(job, acc);
     pending_.clear();
@@ -362,15 +378,8 @@ void StageActor::operator()() {
     if (tail_s > 0) sg4::this_actor::execute(tail_s * sg4::this_actor::get_host()->get_speed());
     acc.optimizer_s += sg4::Engine::get_clock() - opt_start;
     if (trace) s.trace(s.track_of(replica_, stage_, false), "optimizer", "optimizer", opt_start, sg4::Engine::get_clock());
-    if (multi && s.sc_.parallel.zero >= 1 && s.sc_.parallel.zero <= 2) {
-      auto job = std::make_shared<CommJob>();
-      job->phases = s.dp_phases(stage_, parallel::CollectiveKind::kAllGather, stage_cost.param_bytes);
-      job->name = "param all-gather";
-      job->traced = trace;
-      s.queues_[me].push_back(job);
-      s.queue_ready_[me]->release();
-      param_gather = job;
-    }
+    if (multi && s.sc_.parallel.zero >= 1 && s.sc_.parallel.zero <= 2)
+      param_gather = collective(parallel::CollectiveKind::kAllGather, stage_cost.param_bytes, "param all-gather", trace, false);
     // Step end: every stage of every simulated replica (gradient-norm all-reduce).
     const double b0 = sg4::Engine::get_clock();
     s.step_barrier_->wait();
@@ -389,12 +398,14 @@ void StageActor::operator()() {
     if (s.stop_requested_) break;
   }
   (void)step_start;
-  if (param_gather) param_gather->done->acquire();
-  // Shut the communication actor down.
-  auto bye = std::make_shared<CommJob>();
-  bye->exit = true;
-  s.queues_[me].push_back(bye);
-  s.queue_ready_[me]->release();
+  for (const auto& job : param_gather) job->done->acquire();
+  // Shut the communication actors down.
+  for (int64_t rail = 0; rail < s.rails_; ++rail) {
+    auto bye = std::make_shared<CommJob>();
+    bye->exit = true;
+    bye->rail = rail;
+    submit(bye, false);
+  }
   ++s.finished_stage_actors_;
 }
 
@@ -433,10 +444,17 @@ RunResult Simulation::run() {
   act_.assign(replicas_, std::vector<std::vector<sg4::Mailbox*>>(chunks, std::vector<sg4::Mailbox*>(m_, nullptr)));
   grad_ = act_;
   const int64_t actors = replicas_ * p_;
-  queues_.resize(actors);
-  for (int64_t i = 0; i < actors; ++i) queue_ready_.push_back(sg4::Semaphore::create(0));
+  // Every TP rank has its own DP ring (on its own rail). Rails never compete on a non-blocking
+  // fabric, so there one ring stands for all of them exactly; where they can compete (shared links,
+  // oversubscription, other tenants, a platform file of unknown shape) every rail is simulated.
+  const auto& cl = sc_.cluster;
+  const bool rails_compete = cl.topology == hardware::Topology::kShared || cl.oversubscription > 1 ||
+                             (sc_.contention && sc_.contention->tenants > 0) || !cl.platform_file.empty();
+  rails_ = rails_compete ? layout_.tp : 1;
+  queues_.resize(actors * rails_);
+  for (int64_t i = 0; i < actors * rails_; ++i) queue_ready_.push_back(sg4::Semaphore::create(0));
   if (full_)
-    for (int64_t st = 0; st < p_; ++st) dp_barrier_.push_back(sg4::Barrier::create(static_cast<unsigned>(replicas_)));
+    for (int64_t i = 0; i < p_ * rails_; ++i) dp_barrier_.push_back(sg4::Barrier::create(static_cast<unsigned>(replicas_)));
   step_barrier_ = sg4::Barrier::create(static_cast<unsigned>(actors));
   accounts_.assign(actors, std::vector<StepAccount>(opt_.steps));
   step_end_.assign(opt_.steps, 0);
@@ -462,7 +480,9 @@ RunResult Simulation::run() {
       result_.tracks.push_back("replica " + std::to_string(r) + " stage " + std::to_string(st) + " dp-sync");
       sg4::Host* host = stage_host(r, st);
       auto actor = sg4::Actor::create("stage-" + std::to_string(r) + "-" + std::to_string(st), host, StageActor(this, r, st));
-      sg4::Actor::create("comm-" + std::to_string(r) + "-" + std::to_string(st), host, CommActor(this, r, st));
+      for (int64_t rail = 0; rail < rails_; ++rail)
+        sg4::Actor::create("comm-" + std::to_string(r) + "-" + std::to_string(st) + "-" + std::to_string(rail),
+                           host_of_rank(layout_.rank(rail, 0, r, st)), CommActor(this, r, st, rail));
       for (int64_t c = 0; c < v_; ++c) {
         const int64_t g = parallel::model_chunk(st, c, p_);
         for (int64_t mb = 0; mb < m_; ++mb) {
@@ -489,11 +509,23 @@ RunResult Simulation::run() {
           if (box != nullptr && !box->empty())
             throw std::runtime_error("simulation ended with undelivered messages in " + box->get_name());
 
-  // Step records from the critical stage of replica 0; sync wait averaged over simulated GPUs.
+  // The critical GPU: the most compute + optimizer over the run as simulated (a straggler changes
+  // which one it is); step records come from it, sync wait is averaged over simulated GPUs.
   const int64_t done = steps_done_;
+  int64_t critical = actor_index(0, critical_stage_);
+  double busiest = -1;
+  for (int64_t i = 0; i < actors; ++i) {
+    double busy = 0;
+    for (int64_t k = 0; k < done; ++k) busy += accounts_[i][k].compute_s + accounts_[i][k].optimizer_s;
+    if (busy > busiest * (1 + 1e-12)) {
+      busiest = busy;
+      critical = i;
+    }
+  }
+  critical_stage_ = critical % p_;
   double prev_end = 0;
   for (int64_t st = 0; st < done; ++st) {
-    const StepAccount& a = accounts_[actor_index(0, critical_stage_)][st];
+    const StepAccount& a = accounts_[critical][st];
     StepRecord rec;
     rec.step = st;
     rec.start_s = prev_end;
@@ -533,7 +565,7 @@ RunResult Simulation::run() {
     for (int64_t st = 0; st < p_; ++st) {
       int64_t per_bucket = 0;
       for (const auto& ph : dp_phases(st, grad_kind(), 1.0)) per_bucket += static_cast<int64_t>(ph.size());
-      dp += per_bucket * (sc_.parallel.overlap_grad_reduce ? buckets_per_chunk_ * v_ : 1);
+      dp += per_bucket * rails_ * (sc_.parallel.overlap_grad_reduce ? buckets_per_chunk_ * v_ : 1);
     }
   }
   result_.dp_flows_per_step = dp;
