@@ -68,9 +68,16 @@ std::map<std::string, nlohmann::json> read_job_results(const std::string& path) 
   while (std::getline(in, line)) {
     auto j = nlohmann::json::parse(line, nullptr, false);
     if (j.is_discarded() || !j.is_object() || !j.contains("job") || !j.contains("ok")) continue;
-    out[j["job"].dump()] = std::move(j);
+    std::string key = j["job"].dump();  // before the move below (json's operator= takes its argument by value)
+    out[std::move(key)] = std::move(j);
   }
   return out;
+}
+
+std::string self_exe(const char* argv0) {
+  std::error_code ec;
+  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string(argv0) : p.string();
 }
 
 int64_t core_count() {

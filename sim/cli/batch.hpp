@@ -52,6 +52,9 @@ struct JobResult {
 std::vector<JobResult> run_jobs(const std::string& self, const std::vector<Job>& jobs, int64_t parallel,
                                 const std::function<void(size_t, const JobResult&)>& on_done);
 
+// The running trainsim binary (/proc/self/exe; argv0 when that cannot be read).
+std::string self_exe(const char* argv0);
+
 // Number of online cores (at least 1).
 int64_t core_count();
 

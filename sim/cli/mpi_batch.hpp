@@ -65,10 +65,11 @@ std::string write_slurm_script(const SlurmBatch& batch, const std::string& scrip
 // Quotes `word` for a POSIX shell (single quotes).
 std::string shell_quote(const std::string& word);
 
-// `--emit-slurm FILE` for sweep and variance: writes the job-array script for this batch, prints
-// how to submit it on standard error, simulates nothing. Returns 0. (Defined beside the commands.)
-int emit_sweep_slurm(const SweepOptions& options, const std::string& script_path, const char* argv0);
-int emit_variance_slurm(const VarianceOptions& options, const std::string& script_path, const char* argv0);
+// `--emit-slurm FILE` for sweep and variance: writes the job-array script for this batch (its
+// tasks run `trainsim_path`, normally self_exe(argv[0])), prints how to submit it on standard
+// error, simulates nothing. Returns 0. (Defined beside the commands.)
+int emit_sweep_slurm(const SweepOptions& options, const std::string& script_path, const std::string& trainsim_path);
+int emit_variance_slurm(const VarianceOptions& options, const std::string& script_path, const std::string& trainsim_path);
 
 // `trainsim variance` with a results file (`--resume FILE`, "" = none): runs whose result line
 // (a worker result with the same job) is in it are not recomputed; runs finished now are appended.

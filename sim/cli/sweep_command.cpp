@@ -20,12 +20,6 @@
 namespace trainsim::cli {
 namespace {
 
-std::string self_exe(const char* argv0) {
-  std::error_code ec;
-  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string(argv0) : p.string();
-}
-
 int64_t parse_count(const std::string& s, const std::string& whole) {
   size_t used = 0;
   long long v = 0;
@@ -136,11 +130,11 @@ std::string number_text(double v) {
 
 }  // namespace
 
-int emit_sweep_slurm(const SweepOptions& opt, const std::string& script_path, const char* argv0) {
+int emit_sweep_slurm(const SweepOptions& opt, const std::string& script_path, const std::string& trainsim_path) {
   const SweepPlan plan = plan_sweep(opt);
   SlurmBatch batch;
   batch.command = "sweep";
-  batch.self = self_exe(argv0);
+  batch.self = std::filesystem::absolute(trainsim_path).string();
   batch.workdir = std::filesystem::current_path().string();
   for (const auto& w : plan.work) batch.jobs.push_back(make_job(w));
   batch.merge_args = {"sweep", opt.scenario, "--nodes", opt.nodes, "--scaling", opt.scaling, "--threshold", number_text(opt.threshold),
@@ -163,8 +157,9 @@ int sweep_command(const SweepOptions& opt, const char* argv0) {
   const config::Scenario& base = plan.base;
   std::vector<Point>& points = plan.points;
 
-  // Results already in the --resume file: lines this command appended (by node count and scaling)
-  // and worker result files (by job, e.g. from a Slurm array) are kept and not recomputed.
+  // Results already in the --resume file are kept and not recomputed: lines carrying their job
+  // (what this command appends, worker result files from a Slurm array) when the job is the same,
+  // overrides and steps included; older lines without a job by node count and scaling.
   std::map<int64_t, nlohmann::json> resumed;
   std::map<std::string, nlohmann::json> resumed_jobs;
   if (!opt.resume_path.empty()) {
@@ -172,7 +167,8 @@ int sweep_command(const SweepOptions& opt, const char* argv0) {
     std::string line;
     while (std::getline(in, line)) {
       auto j = nlohmann::json::parse(line, nullptr, false);
-      if (!j.is_discarded() && j.contains("nodes") && j.value("scaling", "") == opt.scaling) resumed[j["nodes"].get<int64_t>()] = j;
+      if (!j.is_discarded() && j.is_object() && !j.contains("job") && j.contains("nodes") && j.value("scaling", "") == opt.scaling)
+        resumed[j["nodes"].get<int64_t>()] = j;
     }
     resumed_jobs = read_job_results(opt.resume_path);
   }

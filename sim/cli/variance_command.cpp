@@ -16,12 +16,6 @@
 namespace trainsim::cli {
 namespace {
 
-std::string self_exe(const char* argv0) {
-  std::error_code ec;
-  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string(argv0) : p.string();
-}
-
 nlohmann::json stats_json(const report::Stats& s) {
   return {{"mean", s.mean}, {"std", s.std}, {"cv", s.mean > 0 ? s.std / s.mean : 0}, {"p10", s.p10},
           {"p50", s.p50},   {"p90", s.p90}, {"min", s.min},                         {"max", s.max}};
@@ -50,11 +44,11 @@ bool has_noise(const config::Scenario& s) { return s.contention.has_value() || s
 
 }  // namespace
 
-int emit_variance_slurm(const VarianceOptions& opt, const std::string& script_path, const char* argv0) {
+int emit_variance_slurm(const VarianceOptions& opt, const std::string& script_path, const std::string& trainsim_path) {
   const config::Scenario base = config::load_scenario(opt.scenario, parse_overrides(opt.sets));
   SlurmBatch batch;
   batch.command = "variance";
-  batch.self = self_exe(argv0);
+  batch.self = std::filesystem::absolute(trainsim_path).string();
   batch.workdir = std::filesystem::current_path().string();
   for (const auto& w : variance_work(opt, has_noise(base))) batch.jobs.push_back(make_job(w));
   batch.merge_args = {"variance", opt.scenario, "--runs", std::to_string(opt.runs), "--seed", std::to_string(opt.seed), "--jobs", "1"};
