@@ -5,6 +5,8 @@
 // accepts are applied by config::load_scenario_text, which then loads the text. A scenario that
 // loads is also costed (parameters, memory per GPU, step costs) since that is what every command
 // does next and the loader promises those computations a consistent, in-range scenario.
+// Inputs that once failed are kept in test/fuzz/regressions/ (seeds for tools/fuzz) and loaded by
+// test/config/regression_test.cpp.
 //
 // Contract checked: the only exception a user's input may raise is util::InputError. Anything
 // else (another exception, a sanitizer report, a hang past -timeout) is a crash.
@@ -38,6 +40,12 @@ void cost(const config::Scenario& sc) {
   if (!(mem.total() >= 0)) crash("negative or NaN memory", sc.name);
   const auto costs = model::compute_step_costs(sc.model, sc.parallel, sc.training, sc.cluster);
   if (static_cast<int64_t>(costs.stages.size()) != sc.parallel.pp) crash("stage count != pp", sc.name);
+  // What `trainsim memory` suggests. Its cost grows with pp times the divisors of the batch, so
+  // only small pipelines here (a deep one is a slow input, not a bug, and -timeout would flag it).
+  if (sc.parallel.pp <= 64) {
+    const int64_t b = model::largest_micro_batch(sc.model, sc.parallel, sc.training, sc.cluster.gpu.hbm_bytes);
+    if (b < 0 || b > sc.training.global_batch) crash("largest_micro_batch out of range", sc.name);
+  }
 }
 
 }  // namespace
