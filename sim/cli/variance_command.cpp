@@ -102,7 +102,7 @@ int variance_command(const VarianceOptions& opt, const char* argv0, const std::s
       std::fprintf(stderr, "\r  run %zu/%zu", done, jobs.size());
     }
   });
-  if (!opt.quiet) std::fprintf(stderr, "\n");
+  if (!opt.quiet && !jobs.empty()) std::fprintf(stderr, "\n");
   if (!world.reports()) return 0;  // rank 0 writes the report
 
   nlohmann::json runs = nlohmann::json::array();
