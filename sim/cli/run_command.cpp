@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <string>
 
+#include "config/limits.hpp"
 #include "engine/step_engine.hpp"
 #include "model/memory.hpp"
 #include "model/transformer.hpp"
@@ -25,28 +26,6 @@ volatile std::sig_atomic_t g_interrupted = 0;
 extern "C" void on_stop_signal(int signo) {
   g_interrupted = signo;
   std::signal(signo, SIG_DFL);
-}
-
-// What one simulation may ask of the machine (a 2-core, 24 GB box; figures measured on it with the
-// release build). Checked before SimGrid sees the scenario: beyond these SimGrid would take the
-// memory (or hours) a user did not mean to spend, or fail its own asserts. `trainsim memory`
-// answers for any size the loader accepts.
-//   kMaxSimulatedGpus: the platform has a host per GPU; 2^20 GPUs (fat-tree, symmetric fidelity)
-//     took 3.9 GB and 51 s for one step.
-//   kMaxSimulatedStages: actors (full: dp * pp, symmetric: pp); full fidelity with 4,096 took
-//     1.4 GB and 26 s per step.
-//   kMaxStageSteps: per-(stage, step) records the engine allocates up front (32 B each: 2 GiB).
-//   kMaxStageMicroBatches: per-step activities and mailboxes, simulated stages * virtual stages *
-//     micro-batches (16 B of mailboxes each, and the schedule's operations).
-constexpr int64_t kMaxSimulatedGpus = int64_t{1} << 20;
-constexpr int64_t kMaxSimulatedStages = 16384;
-constexpr int64_t kMaxStageSteps = int64_t{1} << 26;
-constexpr int64_t kMaxStageMicroBatches = int64_t{1} << 24;
-
-std::string thousands(int64_t v) {
-  std::string s = std::to_string(v);
-  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<size_t>(i), ",");
-  return s;
 }
 
 // Steps done, rate and ETA on stderr: in place on a terminal, a line every 5 s otherwise.
@@ -82,35 +61,6 @@ config::Fidelity parse_fidelity(const std::string& s) {
   return config::Fidelity::kAuto;
 }
 
-// Refuses (util::InputError at the scenario file) a simulation beyond the limits above, or a step
-// count outside [1, config::kMaxSteps].
-void check_simulable(const config::Scenario& sc, int64_t steps, config::Fidelity fidelity) {
-  const util::SourceLocation where{sc.source_file};
-  const auto refuse = [&](const std::string& what) {
-    throw util::InputError(where, "too large to simulate: " + what);
-  };
-  if (steps < 1 || steps > config::kMaxSteps)
-    throw util::InputError(where, "steps must be in [1, " + thousands(config::kMaxSteps) + "], got " + std::to_string(steps));
-  const int64_t gpus = sc.cluster.gpus();
-  if (gpus > kMaxSimulatedGpus)
-    refuse(thousands(gpus) + " GPUs (at most " + thousands(kMaxSimulatedGpus) + "); `trainsim memory` answers for any size");
-  const bool full = engine::resolve_fidelity(sc, fidelity) == config::Fidelity::kFull;
-  const int64_t stages = (full ? sc.parallel.dp : 1) * sc.parallel.pp;  // each <= 2^20
-  if (stages > kMaxSimulatedStages)
-    refuse(thousands(stages) + " simulated pipeline stages (" + (full ? "dp * pp with full fidelity" : "pp") +
-           "; at most " + thousands(kMaxSimulatedStages) + ")" + (full ? "; --fidelity symmetric simulates pp" : ""));
-  if (stages * steps > kMaxStageSteps)
-    refuse(thousands(steps) + " steps of " + thousands(stages) + " simulated stages (steps * stages at most " +
-           thousands(kMaxStageSteps) + "); use at most --steps " + thousands(kMaxStageSteps / stages));
-  const int64_t v = sc.parallel.schedule == model::Schedule::kInterleaved ? sc.parallel.virtual_stages : 1;
-  const int64_t micro_batches = sc.training.global_batch / (sc.parallel.dp * sc.parallel.micro_batch);  // <= 2^40
-  const double per_step = static_cast<double>(stages) * static_cast<double>(v) * static_cast<double>(micro_batches);
-  if (per_step > static_cast<double>(kMaxStageMicroBatches))
-    refuse(thousands(micro_batches) + " micro-batches per step on " + thousands(stages * v) +
-           " simulated model chunks (their product at most " + thousands(kMaxStageMicroBatches) +
-           "); raise parallelism.micro_batch or lower training.global_batch");
-}
-
 }  // namespace
 
 std::vector<config::Override> parse_overrides(const std::vector<std::string>& sets) {
@@ -139,7 +89,7 @@ Outcome simulate_scenario(const config::Scenario& scenario, const SimulateOption
     return out;
   }
   const int64_t steps = options.steps > 0 ? options.steps : scenario.training.steps;
-  check_simulable(scenario, steps, options.fidelity);
+  config::check_simulable(scenario, steps, engine::resolve_fidelity(scenario, options.fidelity) == config::Fidelity::kFull);
   out.costs = model::compute_step_costs(scenario.model, scenario.parallel, scenario.training, scenario.cluster);
   engine::EngineOptions eo;
   eo.steps = steps;
