@@ -13,6 +13,7 @@
 
 #include "cli/batch.hpp"
 #include "cli/memory_command.hpp"
+#include "cli/mpi_batch.hpp"
 #include "cli/run_command.hpp"
 #include "cli/sweep_command.hpp"
 #include "cli/variance_command.hpp"
@@ -52,6 +53,8 @@ int main(int argc, char** argv) {
   sweep_cmd->add_option("--steps", sweep.steps, "steps simulated per point (default: training.steps)")->check(CLI::Range(int64_t{1}, config::kMaxSteps));
   sweep_cmd->add_option("--resume", sweep.resume_path, "results file: finished points are kept and not recomputed");
   sweep_cmd->add_flag("--quiet", sweep.quiet, "no progress on standard error");
+  std::string sweep_slurm;
+  sweep_cmd->add_option("--emit-slurm", sweep_slurm, "write a Slurm job-array script for this sweep (and its merge step); simulate nothing");
 
   VarianceOptions variance;
   auto* var_cmd = app.add_subcommand("variance", "run independent seeds and report the run-to-run distribution");
@@ -63,6 +66,9 @@ int main(int argc, char** argv) {
   var_cmd->add_option("--set", variance.sets, "override a scenario key (repeatable)");
   var_cmd->add_option("--steps", variance.steps, "steps simulated per run (default: training.steps)")->check(CLI::Range(int64_t{1}, config::kMaxSteps));
   var_cmd->add_flag("--quiet", variance.quiet, "no progress on standard error");
+  std::string var_resume, var_slurm;
+  var_cmd->add_option("--resume", var_resume, "results file: finished runs are kept and not recomputed");
+  var_cmd->add_option("--emit-slurm", var_slurm, "write a Slurm job-array script for these runs (and its merge step); simulate nothing");
 
   std::string mem_scenario, mem_json;
   std::vector<std::string> mem_sets;
@@ -92,8 +98,11 @@ int main(int argc, char** argv) {
   spdlog::set_pattern("%v");
   try {
     if (*run_cmd) return run_command(run);
-    if (*sweep_cmd) return sweep_command(sweep, argv[0]);
-    if (*var_cmd) return variance_command(variance, argv[0]);
+    if (*sweep_cmd)
+      return sweep_slurm.empty() ? sweep_command(sweep, argv[0]) : emit_sweep_slurm(sweep, sweep_slurm, self_exe(argv[0]));
+    if (*var_cmd)
+      return var_slurm.empty() ? variance_command(variance, argv[0], var_resume)
+                               : emit_variance_slurm(variance, var_slurm, self_exe(argv[0]));
     if (*worker_cmd) return worker_command(worker);
     if (*mem_cmd) {
       const auto scenario = config::load_scenario(mem_scenario, parse_overrides(mem_sets));

@@ -231,7 +231,7 @@ TEST(SweepTest, ResumeKeepsFinishedPointsWithoutRecomputing) {
 // with --set model.layers=48 --resume F: the 48-layer sweep reports the 24-layer step times
 // (0.296 s at 1 node instead of 0.486 s). Expected: a line is reused only for the same scenario
 // and overrides (e.g. keyed by a hash of the resolved point scenario); others are re-run.
-TEST(SweepTest, DISABLED_ResumeDoesNotReusePointsOfOtherOverrides) {
+TEST(SweepTest, ResumeDoesNotReusePointsOfOtherOverrides) {
   const std::string file = tmp("resume-other.jsonl");
   fs::remove(file);
   const std::string base = scenario("tiny-gpt-2node.yaml") + " --steps 3 --nodes 1..4";
