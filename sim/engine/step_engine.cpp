@@ -8,6 +8,7 @@
 #include <deque>
 #include <memory>
 #include <random>
+#include <set>
 #include <stdexcept>
 #include <string>
 
@@ -444,13 +445,27 @@ RunResult Simulation::run() {
   act_.assign(replicas_, std::vector<std::vector<sg4::Mailbox*>>(chunks, std::vector<sg4::Mailbox*>(m_, nullptr)));
   grad_ = act_;
   const int64_t actors = replicas_ * p_;
-  // Every TP rank has its own DP ring (on its own rail). Rails never compete on a non-blocking
-  // fabric, so there one ring stands for all of them exactly; where they can compete (shared links,
-  // oversubscription, other tenants, a platform file of unknown shape) every rail is simulated.
+  // Every TP rank has its own DP ring and pipeline transfers, on its own rail, and all ranks' traffic
+  // is the same. Only TP rank 0's is simulated, by one of three rules:
+  //  - built fat-tree or shared fabrics put whole nodes under each leaf, so every switch link carries
+  //    all tp rails alike; under max-min fairness each rail gets 1/tp of such a link. Those links run
+  //    at 1/tp of their bandwidth (tenants then take their load of that) and one rail is exact.
+  //  - elsewhere, where rails never compete (no oversubscription, no tenants) one rail is exact too;
+  //  - otherwise (rail-optimised fabric with oversubscription or tenants, platform files of unknown
+  //    shape) every rail is simulated, one communication actor each. Exact, and much slower.
   const auto& cl = sc_.cluster;
+  const bool built_whole_node_leaves = cl.platform_file.empty() && cl.topology != hardware::Topology::kRailOptimized;
   const bool rails_compete = cl.topology == hardware::Topology::kShared || cl.oversubscription > 1 ||
                              (sc_.contention && sc_.contention->tenants > 0) || !cl.platform_file.empty();
-  rails_ = rails_compete ? layout_.tp : 1;
+  rails_ = 1;
+  if (layout_.tp > 1 && built_whole_node_leaves) {
+    std::set<sg4::Link*> scaled;
+    for (const auto* links : {&platform_->fabric_links(), &platform_->shared_links()})
+      for (auto* l : *links)
+        if (scaled.insert(l).second) l->set_bandwidth(l->get_bandwidth() / static_cast<double>(layout_.tp));
+  } else if (rails_compete) {
+    rails_ = layout_.tp;
+  }
   queues_.resize(actors * rails_);
   for (int64_t i = 0; i < actors * rails_; ++i) queue_ready_.push_back(sg4::Semaphore::create(0));
   if (full_)
