@@ -1,4 +1,6 @@
 // End-to-end tests of the trainsim binary: exit codes, files written (or not), determinism.
+#include "cli_test_util.hpp"
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <sys/wait.h>
@@ -14,36 +16,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int code = -1;
-  std::string out;  // stdout
-  std::string err;  // stderr
-};
-
-Result trainsim(const std::string& args) {
-  const fs::path dir = fs::temp_directory_path() / ("trainsim-cli-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  const std::string err_file = (dir / "stderr").string();
-  const std::string cmd = std::string(TRAINSIM_BINARY) + " " + args + " 2>" + err_file;
-  Result r;
-  FILE* p = popen(cmd.c_str(), "r");
-  std::array<char, 4096> buf{};
-  size_t n = 0;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream e(err_file);
-  std::stringstream ss;
-  ss << e.rdbuf();
-  r.err = ss.str();
-  return r;
-}
-
-std::string scenario(const std::string& name) { return std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/" + name; }
-
-std::string tmp(const std::string& name) {
-  return (fs::temp_directory_path() / ("trainsim-cli-" + std::to_string(::getpid()) + "-" + name)).string();
-}
+using trainsim::testing::Result;
+using trainsim::testing::scenario;
+using trainsim::testing::tmp;
+using trainsim::testing::trainsim;
 
 TEST(CliTest, RunWritesTheContractJsonToStdout) {
   auto r = trainsim("run " + scenario("tiny-gpt-2node.yaml") + " --steps 5 --json - --quiet");

@@ -1,5 +1,7 @@
 // Batches across machines (issue 9): `mpirun -np 2 trainsim sweep|variance` writes the same report
 // as the one-process run, and a --emit-slurm job array merged afterwards writes it too.
+#include "cli_test_util.hpp"
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <sys/wait.h>
@@ -31,40 +33,15 @@ const bool kNotAWorker = [] {
 }();
 using trainsim::cli::VarianceOptions;
 
-struct Result {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
-
-fs::path scratch() {
-  const fs::path dir = fs::temp_directory_path() / ("trainsim-mpi-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  return dir;
-}
-
-// Runs a shell command line; stdout and stderr captured.
-Result shell(const std::string& cmd) {
-  const std::string err_file = (scratch() / "stderr").string();
-  Result r;
-  FILE* p = popen((cmd + " 2>" + err_file).c_str(), "r");
-  std::array<char, 4096> buf{};
-  size_t n = 0;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream e(err_file);
-  std::stringstream ss;
-  ss << e.rdbuf();
-  r.err = ss.str();
-  return r;
-}
+using trainsim::testing::Result;
+using trainsim::testing::scratch;
+using trainsim::testing::shell;
 
 const std::string kBinary = TRAINSIM_BINARY;
 const std::string kMpirun = "mpirun --allow-run-as-root --oversubscribe -np ";
 
-std::string scenario(const std::string& name) { return std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/" + name; }
-std::string tmp(const std::string& name) { return (scratch() / name).string(); }
+using trainsim::testing::scenario;
+using trainsim::testing::tmp;
 
 std::string slurp(const std::string& path) {
   std::ifstream in(path);

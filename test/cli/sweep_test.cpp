@@ -1,5 +1,7 @@
 // End-to-end tests of `trainsim sweep` (issue 6): where scaling goes sublinear, and why.
 // Each test drives the built binary (TRAINSIM_BINARY) on a small scenario with a few steps per point.
+#include "cli_test_util.hpp"
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <sys/wait.h>
@@ -18,35 +20,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int code = -1;
-  std::string out;  // stdout
-  std::string err;  // stderr
-};
-
-std::string tmp(const std::string& name) {
-  return (fs::temp_directory_path() / ("trainsim-sweep-" + std::to_string(::getpid()) + "-" + name)).string();
-}
-
-Result trainsim(const std::string& args) {
-  const std::string err_file = tmp("stderr");
-  const std::string cmd = std::string(TRAINSIM_BINARY) + " " + args + " 2>" + err_file;
-  Result r;
-  FILE* p = popen(cmd.c_str(), "r");
-  std::array<char, 4096> buf{};
-  size_t n = 0;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream e(err_file);
-  std::stringstream ss;
-  ss << e.rdbuf();
-  r.err = ss.str();
-  fs::remove(err_file);
-  return r;
-}
-
-std::string scenario(const std::string& name) { return std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/" + name; }
+using trainsim::testing::Result;
+using trainsim::testing::scenario;
+using trainsim::testing::tmp;
+using trainsim::testing::trainsim;
 
 nlohmann::json sweep_json(const std::string& args) {
   auto r = trainsim("sweep " + args + " --jobs 2 --quiet --json -");

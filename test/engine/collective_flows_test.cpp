@@ -3,6 +3,8 @@
 // the same time, and both match the alpha-beta cost. Each form runs in its own forked process
 // (one SimGrid Engine per process).
 #include <gtest/gtest.h>
+
+#include "in_child.hpp"
 #include <simgrid/s4u.hpp>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -47,24 +49,7 @@ double simulate_rounds(int64_t nodes, const std::vector<std::vector<collectives:
   return end;
 }
 
-template <class F>
-double in_child(F fn) {
-  int fds[2];
-  if (pipe(fds) != 0) return -1;
-  const pid_t pid = fork();
-  if (pid == 0) {
-    double v = fn();
-    (void)!write(fds[1], &v, sizeof v);
-    _exit(0);
-  }
-  close(fds[1]);
-  double v = -1;
-  (void)!read(fds[0], &v, sizeof v);
-  close(fds[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return v;
-}
+using trainsim::testing::in_child;
 
 TEST(CollectiveFlowsTest, AggregatedRingMatchesStepwiseRingAndAlphaBeta) {
   const int64_t n = 8;

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "in_child.hpp"
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -132,25 +134,7 @@ TEST(StepEngineTest, EveryStepIsSimulatedAndIdenticalWithoutRandomness) {
     EXPECT_NEAR(r.steps[i].start_s, r.steps[i - 1].start_s + r.steps[i - 1].time_s, 1e-12);
 }
 
-// Runs `fn` in a forked child (SimGrid allows one Engine per process) and returns its double.
-template <class F>
-double in_child(F fn) {
-  int fds[2];
-  if (pipe(fds) != 0) return -1;
-  const pid_t pid = fork();
-  if (pid == 0) {
-    double v = fn();
-    (void)!write(fds[1], &v, sizeof v);
-    _exit(0);
-  }
-  close(fds[1]);
-  double v = -1;
-  (void)!read(fds[0], &v, sizeof v);
-  close(fds[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return v;
-}
+using trainsim::testing::in_child;
 
 // Full and symmetric fidelity simulate the same flows when replicas are identical.
 double step_with(config::Fidelity f, int64_t buckets) {
