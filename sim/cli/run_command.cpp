@@ -69,6 +69,11 @@ std::vector<config::Override> parse_overrides(const std::vector<std::string>& se
   return out;
 }
 
+void check_simulable(const config::Scenario& scenario, int64_t steps) {
+  config::check_simulable(scenario, steps > 0 ? steps : scenario.training.steps,
+                          engine::resolve_fidelity(scenario, config::Fidelity::kAuto) == config::Fidelity::kFull);
+}
+
 Outcome simulate_scenario(const config::Scenario& scenario, const SimulateOptions& options) {
   Outcome out;
   out.scenario = scenario;

@@ -107,7 +107,8 @@ SweepPlan plan_sweep(const SweepOptions& opt) {
     sets.push_back("parallelism.dp=" + std::to_string(pt.dp));
     sets.push_back("training.global_batch=" + std::to_string(pt.global_batch));
     try {
-      config::load_scenario(opt.scenario, parse_overrides(sets));
+      // Invalid or too large to simulate: an infeasible point with the reason, before any worker.
+      check_simulable(config::load_scenario(opt.scenario, parse_overrides(sets)), opt.steps);
     } catch (const util::InputError& e) {
       pt.reason = e.message();
       continue;

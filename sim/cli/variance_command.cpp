@@ -46,6 +46,7 @@ bool has_noise(const config::Scenario& s) { return s.contention.has_value() || s
 
 int emit_variance_slurm(const VarianceOptions& opt, const std::string& script_path, const std::string& trainsim_path) {
   const config::Scenario base = config::load_scenario(opt.scenario, parse_overrides(opt.sets));
+  check_simulable(base, opt.steps);
   SlurmBatch batch;
   batch.command = "variance";
   batch.self = std::filesystem::absolute(trainsim_path).string();
@@ -68,6 +69,7 @@ int variance_command(const VarianceOptions& opt, const char* argv0) { return var
 
 int variance_command(const VarianceOptions& opt, const char* argv0, const std::string& resume_path) {
   const config::Scenario base = config::load_scenario(opt.scenario, parse_overrides(opt.sets));
+  check_simulable(base, opt.steps);  // exit 2 before any worker starts
   const bool noisy = has_noise(base);
   const auto work = variance_work(opt, noisy);
 
