@@ -41,9 +41,11 @@ class Progress {
     const double elapsed = std::chrono::duration<double>(now - start_).count();
     const double rate = elapsed > 0 ? static_cast<double>(done) / elapsed : 0;
     const double eta = rate > 0 ? static_cast<double>(total - done) / rate : 0;
-    std::fprintf(stderr, "%s  step %lld/%lld (%3.0f%%)  %.1f steps/s  ETA %s%s", tty_ ? "\r" : "",
+    // The last line says how long it took; the others how long is left.
+    const std::string when = done < total ? "ETA " + util::format_duration(eta) : "done in " + util::format_duration(elapsed);
+    std::fprintf(stderr, "%s  step %lld/%lld (%3.0f%%)  %.1f steps/s  %s%s", tty_ ? "\r" : "",
                  static_cast<long long>(done), static_cast<long long>(total), 100.0 * static_cast<double>(done) / static_cast<double>(total),
-                 rate, util::format_duration(eta).c_str(), tty_ ? "   " : "\n");
+                 rate, when.c_str(), tty_ ? "   " : "\n");
     if (tty_ && done == total) std::fprintf(stderr, "\n");
     std::fflush(stderr);
   }
