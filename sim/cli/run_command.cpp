@@ -71,9 +71,9 @@ std::vector<config::Override> parse_overrides(const std::vector<std::string>& se
   return out;
 }
 
-void check_simulable(const config::Scenario& scenario, int64_t steps) {
+void check_simulable(const config::Scenario& scenario, int64_t steps, config::Fidelity fidelity) {
   config::check_simulable(scenario, steps > 0 ? steps : scenario.training.steps,
-                          engine::resolve_fidelity(scenario, config::Fidelity::kAuto) == config::Fidelity::kFull);
+                          engine::resolve_fidelity(scenario, fidelity) == config::Fidelity::kFull);
 }
 
 Outcome simulate_scenario(const config::Scenario& scenario, const SimulateOptions& options) {
@@ -96,7 +96,7 @@ Outcome simulate_scenario(const config::Scenario& scenario, const SimulateOption
     return out;
   }
   const int64_t steps = options.steps > 0 ? options.steps : scenario.training.steps;
-  config::check_simulable(scenario, steps, engine::resolve_fidelity(scenario, options.fidelity) == config::Fidelity::kFull);
+  check_simulable(scenario, steps, options.fidelity);
   out.costs = model::compute_step_costs(scenario.model, scenario.parallel, scenario.training, scenario.cluster);
   engine::EngineOptions eo;
   eo.steps = steps;

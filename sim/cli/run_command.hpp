@@ -51,9 +51,10 @@ struct SimulateOptions {
 };
 
 // Refuses (util::InputError, exit 2) a scenario too large to simulate for `steps` steps (0 =
-// training.steps) at the fidelity `auto` would pick: the limits of config/limits.hpp. Batch
-// commands call it before starting workers.
-void check_simulable(const config::Scenario& scenario, int64_t steps);
+// training.steps) at the fidelity `fidelity` resolves to: the limits of config/limits.hpp. Batch
+// commands call it before starting workers; simulate_scenario before the engine.
+void check_simulable(const config::Scenario& scenario, int64_t steps,
+                     config::Fidelity fidelity = config::Fidelity::kAuto);
 
 // Checks memory first (a scenario that does not fit is not simulated), then simulates.
 Outcome simulate_scenario(const config::Scenario& scenario, const SimulateOptions& options);
