@@ -330,7 +330,6 @@ void StageActor::operator()() {
   // Backward count per chunk, to know which backward is a chunk's last.
   std::vector<int64_t> backwards(static_cast<size_t>(s.v_), 0);
   std::vector<CommJobPtr> param_gather;  // ZeRO-1/2: parameter all-gather after the optimizer
-  double step_start = 0;
   for (int64_t step = 0; step < s.opt_.steps; ++step) {
     const bool trace = s.traced(replica_, step);
     StepAccount acc;
@@ -393,12 +392,10 @@ void StageActor::operator()() {
       if (s.opt_.on_step) s.opt_.on_step(step + 1, s.opt_.steps);
       if (s.opt_.stop && *s.opt_.stop) s.stop_requested_ = true;
     }
-    step_start = now;
     // Every actor reads the flag after the barrier, so all stop at the same step boundary.
     s.step_barrier_->wait();
     if (s.stop_requested_) break;
   }
-  (void)step_start;
   for (const auto& job : param_gather) job->done->acquire();
   // Shut the communication actors down.
   for (int64_t rail = 0; rail < s.rails_; ++rail) {
