@@ -5,12 +5,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <stdexcept>
 
 #include "cli/run_command.hpp"
 #include "util/output.hpp"
@@ -89,8 +92,12 @@ std::vector<JobResult> run_jobs(const std::string& self, const std::vector<Job>&
                                 const std::function<void(size_t, const JobResult&)>& on_done) {
   if (parallel <= 0) parallel = core_count();
   std::vector<JobResult> results(jobs.size());
-  const auto dir = std::filesystem::temp_directory_path() / ("trainsim-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
+  // A private directory (mkdtemp: fresh, 0700), never one that happens to exist under a known name.
+  std::string tmpl = (std::filesystem::temp_directory_path() / "trainsim-XXXXXX").string();
+  if (::mkdtemp(tmpl.data()) == nullptr)
+    throw std::runtime_error("cannot create a temporary directory in " +
+                             std::filesystem::temp_directory_path().string() + ": " + std::strerror(errno));
+  const std::filesystem::path dir = tmpl;
   std::map<pid_t, size_t> running;
   size_t next = 0;
   auto out_of = [&](size_t i) { return (dir / ("job-" + std::to_string(i) + ".json")).string(); };
@@ -106,7 +113,7 @@ std::vector<JobResult> run_jobs(const std::string& self, const std::vector<Job>&
       argv.push_back(nullptr);
       posix_spawn_file_actions_t fa;
       posix_spawn_file_actions_init(&fa);
-      posix_spawn_file_actions_addopen(&fa, 2, err_of(next).c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      posix_spawn_file_actions_addopen(&fa, 2, err_of(next).c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
       posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
       pid_t pid = 0;
       const int rc = posix_spawn(&pid, self.c_str(), &fa, nullptr, argv.data(), environ);

@@ -1,5 +1,7 @@
 #include "util/output.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -8,7 +10,54 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "util/error.hpp"
+
 namespace trainsim::util {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Symlinks are followed this many times at most (Linux's MAXSYMLINKS).
+constexpr int kMaxSymlinks = 40;
+
+[[noreturn]] void fail(const std::string& path, const std::string& why) {
+  throw InputError(path + ": cannot write: " + why);
+}
+
+// Writes all of `content` to `fd`; false (errno set) on a short write that cannot be resumed.
+bool write_all(int fd, const std::string& content) {
+  size_t done = 0;
+  while (done < content.size()) {
+    const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// The file a write to `path` lands on: symlinks followed to their final target (which may not
+// exist yet), relative targets taken from the link's own directory.
+fs::path resolve_target(const std::string& path) {
+  fs::path p = path;
+  for (int i = 0; i < kMaxSymlinks; ++i) {
+    std::error_code ec;
+    if (!fs::is_symlink(fs::symlink_status(p, ec))) return p;
+    fs::path next = fs::read_symlink(p, ec);
+    if (ec) fail(path, ec.message());
+    p = next.is_absolute() ? next : p.parent_path() / next;
+  }
+  fail(path, "too many levels of symbolic links");
+}
+
+// Permission bits a new file gets from open(..., 0666) under the process's umask.
+mode_t default_file_mode() {
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  return 0666 & ~mask;
+}
+
+}  // namespace
 
 void write_output(const std::string& path, const std::string& content) {
   if (path == "-") {
@@ -16,20 +65,44 @@ void write_output(const std::string& path, const std::string& content) {
     std::fflush(stdout);
     return;
   }
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (f == nullptr) throw std::runtime_error(path + ": cannot write: " + std::strerror(errno));
-  const bool ok = std::fwrite(content.data(), 1, content.size(), f) == content.size();
-  const bool closed = std::fclose(f) == 0;
-  if (!ok || !closed) {
-    std::remove(tmp.c_str());
-    throw std::runtime_error(path + ": cannot write: " + std::strerror(errno));
+  if (path.empty()) fail("''", "empty file name");
+  const fs::path target = resolve_target(path);
+
+  struct stat st {};
+  const bool exists = ::stat(target.c_str(), &st) == 0;
+  if (exists && S_ISDIR(st.st_mode)) fail(path, "is a directory");
+  if (exists && !S_ISREG(st.st_mode)) {
+    // A device, FIFO or socket is written through, never replaced (/dev/null, /dev/stdout, a pipe).
+    const int fd = ::open(target.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) fail(path, std::strerror(errno));
+    const bool ok = write_all(fd, content);
+    const int saved = errno;
+    ::close(fd);
+    if (!ok) fail(path, std::strerror(saved));
+    return;
   }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::remove(tmp.c_str());
-    throw std::runtime_error(path + ": cannot write: " + ec.message());
+
+  // A regular file (or none yet): a fresh temporary beside the target, created exclusively by
+  // mkstemp (so nothing planted under a predictable name can redirect it), then renamed over it.
+  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  std::string tmpl = (dir / ("." + target.filename().string() + ".tmp.XXXXXX")).string();
+  const int fd = ::mkstemp(tmpl.data());
+  if (fd < 0) fail(path, std::strerror(errno));
+  // mkstemp creates 0600; the output gets the mode the target had, or the usual one for a new file.
+  const mode_t mode = exists ? (st.st_mode & 07777) : default_file_mode();
+  bool ok = ::fchmod(fd, mode) == 0 && write_all(fd, content);
+  int saved = errno;
+  if (::close(fd) != 0 && ok) {
+    ok = false;
+    saved = errno;
+  }
+  if (ok && ::rename(tmpl.c_str(), target.c_str()) != 0) {
+    ok = false;
+    saved = errno;
+  }
+  if (!ok) {
+    ::unlink(tmpl.c_str());
+    fail(path, std::strerror(saved));
   }
 }
 
