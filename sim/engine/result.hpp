@@ -9,12 +9,13 @@
 namespace trainsim::engine {
 
 // One step as seen by the critical stage (the one with the most compute + optimizer time):
-// time_s = compute_s + exposed_comm_s + bubble_s + optimizer_s exactly.
+// time_s = compute_s + tp_comm_s + exposed_comm_s + bubble_s + optimizer_s exactly.
 struct StepRecord {
   int64_t step = 0;
   double start_s = 0;         // simulated time the step began
   double time_s = 0;
   double compute_s = 0;
+  double tp_comm_s = 0;       // exposed TP/CP communication folded into the passes (model/compute.hpp)
   double exposed_comm_s = 0;  // waiting on a transfer that was already under way
   double bubble_s = 0;        // waiting on another rank (pipeline fill/drain, step-end barrier)
   double optimizer_s = 0;      // optimizer step plus the fixed per-step overhead (StepCosts::step_overhead_s)
@@ -26,6 +27,7 @@ struct GpuTotals {
   int64_t replica = 0;
   int64_t stage = 0;
   double compute_s = 0;
+  double tp_comm_s = 0;
   double optimizer_s = 0;
   double comm_wait_s = 0;
   double bubble_s = 0;

@@ -13,6 +13,8 @@
 #include <string>
 
 #include "engine/contention.hpp"
+#include "model/compute.hpp"
+#include "model/step_estimate.hpp"
 #include "parallel/layout.hpp"
 #include "parallel/schedule.hpp"
 #include "platform/platform.hpp"
@@ -57,12 +59,14 @@ struct CommJob {
   std::string name;
   bool traced = false;
   int64_t rail = 0;  // the TP rank whose DP ring this is
+  double latency_s = 0;  // NCCL ring latency of the calls this job stands for, waited before its flows
 };
 using CommJobPtr = std::shared_ptr<CommJob>;
 
 // Per-step wait/compute accounting of one stage actor.
 struct StepAccount {
   double compute_s = 0;
+  double tp_comm_s = 0;
   double optimizer_s = 0;
   double comm_s = 0;
   double bubble_s = 0;
@@ -95,12 +99,14 @@ class StageActor {
  private:
   void forward(const parallel::PipelineOp& op, StepAccount& acc, bool trace);
   void backward(const parallel::PipelineOp& op, bool last_micro_batch, StepAccount& acc, bool trace);
-  void compute(double seconds, StepAccount& acc, const char* category, const std::string& name, bool trace);
+  // Runs `seconds` of the pass on the GPU; `tp_share` of it is exposed TP/CP communication.
+  void compute(double seconds, double tp_share, StepAccount& acc, const char* category, const std::string& name, bool trace);
   void receive(sg4::Mailbox* box, StepAccount& acc);
-  void send(sg4::Mailbox* box, double bytes);
+  void send(sg4::Mailbox* box, double bytes, StepAccount& acc);
   // One collective of the stage's DP group: a job per simulated rail, all submitted.
-  std::vector<CommJobPtr> collective(parallel::CollectiveKind kind, double bytes, const std::string& name, bool trace,
-                                     bool pending);
+  // `calls`: how many NCCL calls of the real stack the job stands for (their latency is paid).
+  std::vector<CommJobPtr> collective(parallel::CollectiveKind kind, double bytes, double calls, const std::string& name,
+                                     bool trace, bool pending);
   void submit(CommJobPtr job, bool pending);
   void wait(const CommJobPtr& job, StepAccount& acc);
   double slowdown();
@@ -175,6 +181,21 @@ class Simulation {
     return total > 0 ? st.chunks[chunk].param_count / total : 1.0 / static_cast<double>(st.chunks.size());
   }
   std::vector<parallel::Phase> dp_phases(int64_t stage, parallel::CollectiveKind kind, double bytes, int64_t rail = 0) const;
+  // Share of a chunk's pass time that is exposed TP/CP communication (same in both passes).
+  static double tp_share(const model::ChunkCost& c) {
+    const double total = c.forward_s + c.backward_s;
+    return total > 0 ? std::clamp(c.tp_comm_s / total, 0.0, 1.0) : 0;
+  }
+  // NCCL's per-call cost of one DP collective of `bytes` per GPU (model/compute.hpp), and how many
+  // real calls one simulated job stands for (the engine simulates at most 8 gradient buckets).
+  model::NetCallCost dp_call(parallel::CollectiveKind kind, double bytes) const;
+  // Gradient buckets of the real stack on a stage (~40M parameters each, model::kGradBucketParams).
+  double real_buckets(int64_t stage) const {
+    double params = 0;
+    for (const auto& c : costs_.stages[stage].chunks) params += c.param_count;
+    return std::max(1.0, std::ceil(params / model::kGradBucketParams));
+  }
+  double calls_per_job_ = 1;
 };
 
 std::vector<parallel::Phase> Simulation::dp_phases(int64_t stage, parallel::CollectiveKind kind, double bytes,
@@ -192,6 +213,16 @@ std::vector<parallel::Phase> Simulation::dp_phases(int64_t stage, parallel::Coll
   return phases;
 }
 
+model::NetCallCost Simulation::dp_call(parallel::CollectiveKind kind, double bytes) const {
+  using collectives::Kind;
+  const Kind k = kind == parallel::CollectiveKind::kAllReduce       ? Kind::kAllReduce
+                 : kind == parallel::CollectiveKind::kReduceScatter ? Kind::kReduceScatter
+                                                                    : Kind::kAllGather;
+  const int64_t n = replicas_total();
+  const int64_t per_node = std::clamp<int64_t>(sc_.cluster.gpus_per_node / sc_.parallel.tp, 1, n);
+  return model::net_call_cost(sc_.cluster, k, n, per_node, bytes);
+}
+
 void CommActor::operator()() {
   Simulation& s = *sim_;
   const int64_t me = s.comm_index(replica_, stage_, rail_);
@@ -203,6 +234,7 @@ void CommActor::operator()() {
     s.queues_[me].pop_front();
     if (job->exit) return;
     const double start = sg4::Engine::get_clock();
+    if (job->latency_s > 0 && !job->phases.empty()) sg4::this_actor::sleep_for(job->latency_s);
     for (const auto& phase : job->phases) {
       if (barrier != nullptr) barrier->wait();  // a collective starts when every member is there
       std::vector<sg4::CommPtr> comms;
@@ -231,13 +263,15 @@ double StageActor::slowdown() {
   return f;
 }
 
-void StageActor::compute(double seconds, StepAccount& acc, const char* category, const std::string& name, bool trace) {
+void StageActor::compute(double seconds, double tp_share, StepAccount& acc, const char* category, const std::string& name,
+                         bool trace) {
   if (seconds <= 0) return;
   const double start = sg4::Engine::get_clock();
   sg4::Host* host = sg4::this_actor::get_host();
   sg4::this_actor::execute(seconds * host->get_speed());
   const double end = sg4::Engine::get_clock();
-  acc.compute_s += end - start;
+  acc.tp_comm_s += (end - start) * tp_share;
+  acc.compute_s += (end - start) * (1 - tp_share);
   if (trace) sim_->trace(sim_->track_of(replica_, stage_, false), name, category, start, end);
 }
 
@@ -251,9 +285,13 @@ void StageActor::receive(sg4::Mailbox* box, StepAccount& acc) {
   delete msg;
 }
 
-void StageActor::send(sg4::Mailbox* box, double bytes) {
-  auto* msg = new Message{sg4::Engine::get_clock()};
-  box->put_init(msg, static_cast<uint64_t>(std::max(1.0, std::round(bytes))))->detach();
+void StageActor::send(sg4::Mailbox* box, double bytes, StepAccount& acc) {
+  // Megatron posts its sends and receives together and waits for them before the next pass
+  // (batch_isend_irecv, then wait): the sender waits for its transfer to land.
+  const double t0 = sg4::Engine::get_clock();
+  auto* msg = new Message{t0};
+  box->put(msg, static_cast<uint64_t>(std::max(1.0, std::round(bytes))));
+  acc.comm_s += sg4::Engine::get_clock() - t0;
 }
 
 void StageActor::submit(CommJobPtr job, bool pending) {
@@ -264,16 +302,18 @@ void StageActor::submit(CommJobPtr job, bool pending) {
   s.queue_ready_[q]->release();
 }
 
-std::vector<CommJobPtr> StageActor::collective(parallel::CollectiveKind kind, double bytes, const std::string& name,
-                                               bool trace, bool pending) {
+std::vector<CommJobPtr> StageActor::collective(parallel::CollectiveKind kind, double bytes, double calls,
+                                               const std::string& name, bool trace, bool pending) {
   Simulation& s = *sim_;
+  const model::NetCallCost call = s.dp_call(kind, bytes / std::max(calls, 1.0));
   std::vector<CommJobPtr> jobs;
   for (int64_t rail = 0; rail < s.rails_; ++rail) {
     auto job = std::make_shared<CommJob>();
-    job->phases = s.dp_phases(stage_, kind, bytes, rail);
+    job->phases = s.dp_phases(stage_, kind, bytes * call.wire_factor, rail);
     job->name = name;
     job->traced = trace && rail == 0;
     job->rail = rail;
+    job->latency_s = call.latency_s * std::max(calls, 1.0);
     jobs.push_back(job);
     submit(job, pending);
   }
@@ -291,8 +331,9 @@ void StageActor::forward(const parallel::PipelineOp& op, StepAccount& acc, bool 
   const int64_t g = parallel::model_chunk(stage_, op.chunk, s.p_);
   const auto& cost = s.costs_.stages[stage_].chunks[op.chunk];
   if (g > 0) receive(s.act_[replica_][g][op.micro_batch], acc);
-  compute(cost.forward_s * slowdown(), acc, "forward", "F" + std::to_string(op.micro_batch) + "." + std::to_string(op.chunk), trace);
-  if (g + 1 < s.p_ * s.v_) send(s.act_[replica_][g + 1][op.micro_batch], cost.activation_bytes);
+  compute(cost.forward_s * slowdown(), s.tp_share(cost), acc, "forward",
+          "F" + std::to_string(op.micro_batch) + "." + std::to_string(op.chunk), trace);
+  if (g + 1 < s.p_ * s.v_) send(s.act_[replica_][g + 1][op.micro_batch], cost.activation_bytes, acc);
 }
 
 void StageActor::backward(const parallel::PipelineOp& op, bool last_micro_batch, StepAccount& acc, bool trace) {
@@ -309,13 +350,14 @@ void StageActor::backward(const parallel::PipelineOp& op, bool last_micro_batch,
     const int64_t nb = s.buckets_per_chunk_;
     const double bytes = s.costs_.stages[stage_].grad_bytes * s.chunk_share(stage_, op.chunk) / static_cast<double>(nb);
     for (int64_t b = 0; b < nb; ++b) {
-      compute(seconds / static_cast<double>(nb), acc, "backward", name, trace);
-      collective(s.grad_kind(), bytes, "grad bucket " + std::to_string(op.chunk) + "." + std::to_string(b), trace, true);
+      compute(seconds / static_cast<double>(nb), s.tp_share(cost), acc, "backward", name, trace);
+      collective(s.grad_kind(), bytes, s.calls_per_job_, "grad bucket " + std::to_string(op.chunk) + "." + std::to_string(b),
+                 trace, true);
     }
   } else {
-    compute(seconds, acc, "backward", name, trace);
+    compute(seconds, s.tp_share(cost), acc, "backward", name, trace);
   }
-  if (g > 0) send(s.grad_[replica_][g - 1][op.micro_batch], cost.activation_bytes);
+  if (g > 0) send(s.grad_[replica_][g - 1][op.micro_batch], cost.activation_bytes, acc);
 }
 
 
@@ -344,8 +386,9 @@ void StageActor::operator()() {
     // ZeRO-3: each pass first gathers its chunk's parameters; the gather for pass i+1 is issued
     // when pass i starts (one-ahead prefetch).
     auto gather_for = [&](const parallel::PipelineOp& op) {
+      const auto& chunk = stage_cost.chunks[op.chunk];
       return collective(parallel::CollectiveKind::kAllGather, stage_cost.param_bytes * s.chunk_share(stage_, op.chunk),
-                        "param gather", trace, false);
+                        static_cast<double>(std::max<int64_t>(1, chunk.layers)), "param gather", trace, false);
     };
     std::vector<CommJobPtr> next_gather;
     if (zero3 && !ops.empty()) next_gather = gather_for(ops[0]);
@@ -366,7 +409,7 @@ void StageActor::operator()() {
     }
     if (multi && !(s.sc_.parallel.overlap_grad_reduce)) {
       // No overlap: the whole gradient is reduced after the last backward.
-      collective(s.grad_kind(), stage_cost.grad_bytes, "grad reduce", trace, true);
+      collective(s.grad_kind(), stage_cost.grad_bytes, s.real_buckets(stage_), "grad reduce", trace, true);
     }
     for (const auto& job : pending_) wait(job, acc);
     pending_.clear();
@@ -379,7 +422,8 @@ void StageActor::operator()() {
     acc.optimizer_s += sg4::Engine::get_clock() - opt_start;
     if (trace) s.trace(s.track_of(replica_, stage_, false), "optimizer", "optimizer", opt_start, sg4::Engine::get_clock());
     if (multi && s.sc_.parallel.zero >= 1 && s.sc_.parallel.zero <= 2)
-      param_gather = collective(parallel::CollectiveKind::kAllGather, stage_cost.param_bytes, "param all-gather", trace, false);
+      param_gather = collective(parallel::CollectiveKind::kAllGather, stage_cost.param_bytes, s.real_buckets(stage_),
+                                "param all-gather", trace, false);
     // Step end: every stage of every simulated replica (gradient-norm all-reduce).
     const double b0 = sg4::Engine::get_clock();
     s.step_barrier_->wait();
@@ -425,6 +469,7 @@ RunResult Simulation::run() {
   result_.network_model = platform::kNetworkModel;
   plan_ = parallel::build_schedule(sc_.parallel.schedule, p_, m_, v_);
   buckets_per_chunk_ = std::max<int64_t>(1, resolve_buckets(costs_.stages[0], opt_.buckets > 0 ? opt_.buckets : sc_.gradient_buckets) / v_);
+  calls_per_job_ = std::max(1.0, real_buckets(0) / static_cast<double>(buckets_per_chunk_ * v_));
 
   // Critical stage: the most compute + optimizer per step (ties: the first).
   double worst = -1;
@@ -528,7 +573,8 @@ RunResult Simulation::run() {
   double busiest = -1;
   for (int64_t i = 0; i < actors; ++i) {
     double busy = 0;
-    for (int64_t k = 0; k < done; ++k) busy += accounts_[i][k].compute_s + accounts_[i][k].optimizer_s;
+    for (int64_t k = 0; k < done; ++k)
+      busy += accounts_[i][k].compute_s + accounts_[i][k].tp_comm_s + accounts_[i][k].optimizer_s;
     if (busy > busiest * (1 + 1e-12)) {
       busiest = busy;
       critical = i;
@@ -543,6 +589,7 @@ RunResult Simulation::run() {
     rec.start_s = prev_end;
     rec.time_s = step_end_[st] - prev_end;
     rec.compute_s = a.compute_s;
+    rec.tp_comm_s = a.tp_comm_s;
     rec.optimizer_s = a.optimizer_s;
     rec.exposed_comm_s = a.comm_s;
     rec.bubble_s = a.bubble_s;
@@ -560,6 +607,7 @@ RunResult Simulation::run() {
       for (int64_t k = 0; k < done; ++k) {
         const auto& a = accounts_[actor_index(r, st)][k];
         t.compute_s += a.compute_s;
+        t.tp_comm_s += a.tp_comm_s;
         t.optimizer_s += a.optimizer_s;
         t.comm_wait_s += a.comm_s;
         t.bubble_s += a.bubble_s;

@@ -1,21 +1,24 @@
-// How long each piece of a transformer layer takes on one GPU: the calibrated part of the model.
+// How long each piece of a transformer layer takes on one GPU, from component measurements
+// (model/cost_data.hpp: sim/hardware/data/*.yaml), with at most three constants fitted end to end.
 //
-//  - GEMMs: roofline with a per-kernel overhead,
-//        t = max(2mnk / (peak(precision) * e_gemm), bytes(m,n,k) / (HBM * e_hbm)) + t_kernel
-//    so the efficiency 2mnk/peak/t saturates towards e_gemm for large GEMMs and falls for small or
-//    skinny ones (after TP splitting), and falls faster on a faster GPU (t_kernel is fixed).
-//    fp8 GEMMs run at the fp8 peak with e_gemm * fp8_gemm_factor and pay casts (memory-bound).
-//  - Attention core: with flash_attention (fused, causal: half of the counted s^2 work is executed)
-//    at the 16-bit peak with its own efficiency, backward = 2.5 x forward (it recomputes the scores);
-//    without, batched QK^T / PV GEMMs plus softmax and dropout passes over the s x s scores.
+//  - GEMMs: 2mnk / (peak(precision) * e(m, n, k) * sustained), e measured per GPU generation and
+//    precision (XLA's GEMM tables, the "maximum achievable matmul FLOPS" plateau). Measured kernel
+//    times, so small and skinny GEMMs carry their own launch and wave-quantisation losses.
+//  - Attention core: fused flash attention at the measured forward / backward throughput of the
+//    kernel the generation runs (FA2 on A100, FA3 / cuDNN on Hopper), against sequence length; causal
+//    (half the counted s^2 work executed, the papers' convention). Unfused: batched GEMMs from the
+//    table plus softmax/dropout passes over the s x s scores.
 //  - Memory-bound ops (norms, activation, dropout + residual, fp8 casts, loss, optimizer): bytes /
-//    (HBM * e_hbm).
-//  - TP collectives (Megatron: 2 all-reduces forward + 2 backward per layer; with sequence parallelism
-//    2 all-gathers + 2 reduce-scatters each way, same volume) at the NVSwitch/PCIe achieved bus
-//    bandwidth. With tp_comm_overlap a calibrated fraction stays exposed; without, the forward ones
-//    are exposed and the backward ones hide under the weight-gradient GEMM of their layer.
-//  - CP: K/V all-gather forward and reduce-scatter of their gradients backward over the cp ranks,
-//    overlapped with the attention core (ring attention): only the excess is exposed.
+//    (HBM * measured streaming efficiency).
+//  - TP/SP communication is its own term (LayerTime::tp_comm_s, breakdown_s.tp_comm): each
+//    collective at the NCCL bus bandwidth measured on the node's fabric for its message size; on a
+//    PCIe bridge every GPU of the node shares it at the same moment. Overlap as the stacks do it:
+//    with tp_comm_overlap on NVLink/NVSwitch (TE userbuffers), each collective is split into tp
+//    chunks pipelined with its GEMM: one chunk and any excess over the GEMM stay exposed, and the
+//    GEMM runs slower while the communication kernels hold SMs. On PCIe, or without the overlap,
+//    Megatron's asynchronous TP: backward collectives overlap the GEMM beside them, forward ones are
+//    exposed.
+//  - CP: K/V ring exchange overlapped with the attention chunks: the first step and the excess show.
 // Pure: no SimGrid, no logging.
 #pragma once
 
@@ -27,20 +30,19 @@
 
 namespace trainsim::model {
 
-// The calibrated constants (values and how they were fitted: compute.cpp).
+// The constants fitted to end-to-end rows: at most three, each a named physical effect with its
+// plausible range (values, ranges and how they were fitted: compute.cpp).
 struct Calibration {
-  double gemm_efficiency = 0;        // e_gemm: fraction of the dense peak a large 16-bit GEMM sustains
-  double gemm_kernel_s = 0;          // t_kernel: fixed cost per GEMM (launch, wave-quantisation tail)
-  double fp8_gemm_factor = 0;        // fp8 GEMM efficiency relative to 16-bit
-  double attention_efficiency = 0;   // flash-attention forward, fraction of the 16-bit peak
-  double attention_backward_factor = 0;  // attention backward time / forward time
-  double hbm_efficiency = 0;         // e_hbm: achieved fraction of HBM bandwidth
-  double tp_comm_exposed = 0;        // with tp_comm_overlap: fraction of TP collective time not hidden
-  double intra_busbw_factor_nvls = 0;  // achieved bus bandwidth / link (NVSwitch with in-switch reduction)
-  double intra_busbw_factor = 0;       // achieved bus bandwidth / link (NVSwitch without, or PCIe)
-  double collective_call_s = 0;      // fixed cost per NCCL call
-  double inter_efficiency = 0;       // achieved fraction of the NIC bandwidth inter-node
-  double step_overhead_s = 0;        // per-step fixed cost (data loading, logging, launch of the step)
+  // Tensor-core throughput sustained inside a training step relative to the isolated kernel
+  // benchmark: power and thermal clock limits under sustained load, L2/HBM contention with the
+  // communication kernels running beside the GEMMs. Plausible 0.80-1.00.
+  double sustained_compute = 0;
+  // Host-side serial work once per step that no GPU work hides: optimizer and gradient-clipping
+  // launches, loss and logging synchronisations, data-loader hand-off. Plausible 0.01-0.30 s.
+  double step_host_overhead_s = 0;
+  // Per layer and pass (forward, backward), the gaps between its 20-40 kernels where the GPU waits
+  // on launches and the framework's host-side dispatch. Plausible 0-150 us.
+  double layer_host_overhead_s = 0;
 };
 
 // The one set of constants every scenario uses.
@@ -55,21 +57,34 @@ double gemm_efficiency(const hardware::GpuSpec& gpu, Precision precision, double
 // Time to move `bytes` through HBM.
 double memory_time_s(const hardware::GpuSpec& gpu, double bytes, const Calibration& c = default_calibration());
 
-// Achieved link parameters of a collective inside a node (NVSwitch or PCIe) and across nodes (per GPU
-// NIC share). Latency includes the per-call cost once per algorithm step.
-collectives::LinkParams intra_link(const hardware::ClusterSpec& cluster, collectives::Kind kind,
-                                   const Calibration& c = default_calibration());
-collectives::LinkParams inter_link(const hardware::ClusterSpec& cluster, const Calibration& c = default_calibration());
-// One collective over n ranks of one node, ring at the achieved bus bandwidth, plus the per-call cost.
+// Time of one NCCL collective over n ranks of one node (S = the nccl-tests buffer size): the ring
+// volume at the bus bandwidth measured on the node's fabric for that size. On a PCIe bridge the
+// `sharing` GPUs of the node that run collectives at the same moment split it.
 double intra_collective_time_s(const hardware::ClusterSpec& cluster, collectives::Kind kind, int64_t n, double bytes,
-                               const Calibration& c = default_calibration());
+                               int64_t sharing = 1);
+// The same over n ranks spread one per node over `nodes` nodes (or hierarchical when several ranks
+// share a node): NCCL's ring latency (base + one hop per step) and the NIC share at the efficiency
+// measured for the bytes each rank sends.
+double inter_collective_time_s(const hardware::ClusterSpec& cluster, collectives::Kind kind, int64_t n,
+                               int64_t ranks_per_node, double bytes);
+// What a ring collective adds to its flows on the network, for the engine: the latency to wait
+// before them, and the factor by which NCCL's protocol overhead inflates the bytes on the wire.
+struct NetCallCost {
+  double latency_s = 0;
+  double wire_factor = 1;  // >= 1: bytes on the wire / payload
+};
+NetCallCost net_call_cost(const hardware::ClusterSpec& cluster, collectives::Kind kind, int64_t n, int64_t ranks_per_node,
+                          double bytes);
+// One point-to-point message (pipeline activations) inside a node or across nodes.
+double p2p_time_s(const hardware::ClusterSpec& cluster, bool inter_node, double bytes);
 
 // Per-GPU cost of one transformer layer for one micro-batch.
 struct LayerTime {
   double forward_s = 0;     // GEMMs + attention + memory-bound + exposed TP/CP comm
   double backward_s = 0;    // same for the backward, without recompute
   double recompute_s = 0;   // extra backward time re-running forward work (full or selective)
-  double tp_comm_s = 0;     // exposed TP/CP collective time, forward + backward (+ recompute)
+  double tp_comm_s = 0;     // of which exposed TP/CP communication (and the SM share it takes from
+                            // overlapped GEMMs), forward + backward + recompute
   double attention_forward_s = 0;  // attention core alone (what selective recompute re-runs)
 };
 LayerTime layer_time(const ModelSpec& model, const ParallelSpec& par, const TrainingSpec& train,

@@ -1,6 +1,7 @@
 #include "model/step_estimate.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "collectives/collectives.hpp"
 #include "model/compute.hpp"
@@ -32,9 +33,7 @@ double replica_collective(Kind kind, double bytes, const ParallelSpec& par, cons
                           const Calibration& c) {
   const ReplicaGroup g = replica_group(par, cluster);
   if (g.size <= 1 || bytes <= 0) return 0;
-  if (g.nodes == 1) return intra_collective_time_s(cluster, kind, g.size, bytes, c);
-  return c.collective_call_s + collectives::hierarchical_time(kind, g.per_node, g.nodes, bytes,
-                                                              intra_link(cluster, kind, c), inter_link(cluster, c));
+  return inter_collective_time_s(cluster, kind, g.size, g.per_node, bytes);
 }
 
 }  // namespace
@@ -89,11 +88,10 @@ StepEstimate estimate_step(const StepCosts& costs, const ModelSpec& model, const
   e.bubble_s = (p - 1) / d(v) * per_mb;
 
   if (par.pp > 1) {
-    // Neighbouring stages are tp*cp*dp ranks apart: another node once that spans a node.
+    // Neighbouring stages are tp*cp*dp ranks apart: another node once that spans a node. Megatron
+    // sends and receives blocking (batch_isend_irecv, then wait) between its passes.
     const bool inter = par.tp * par.cp * par.dp >= cluster.gpus_per_node;
-    const collectives::LinkParams link = inter ? inter_link(cluster, c) : intra_link(cluster, Kind::kP2p, c);
-    const double t_p2p = collectives::collective_time(Kind::kP2p, collectives::Algorithm::kRing, 2, activation, link);
-    e.pp_comm_s = 2 * (m * d(v) + p - 1) * t_p2p;
+    e.pp_comm_s = 2 * (m * d(v) + p - 1) * p2p_time_s(cluster, inter, activation);
   }
 
   // DP sync of the step's gradients, and what repeats every micro-batch under ZeRO 2/3 (overlapping
@@ -108,9 +106,37 @@ StepEstimate estimate_step(const StepCosts& costs, const ModelSpec& model, const
   if (par.zero == 2) {
     per_step = rs + ag;
     overlapped_with_compute = (m - 1) * rs;
-  } else if (par.zero >= 3) {
-    per_step = rs;
-    overlapped_with_compute = (m - 1) * rs + 2 * m * ag;
+  }
+  // ZeRO-3 / FSDP as it runs: every layer's weights are all-gathered before its forward and again
+  // before its backward, and its gradients reduce-scattered after its backward, each micro-batch;
+  // the next layer's gather is prefetched under this layer's compute (depth 1). What shows per pass:
+  // the first layer's gather, then each layer's excess of communication over its compute.
+  double zero3_exposed = 0;
+  if (par.zero >= 3 && replica_group(par, cluster).size > 1) {
+    double layers = 0;
+    for (const StageCost& stage : costs.stages) {
+      double n = 0;
+      for (const ChunkCost& chunk : stage.chunks) n += d(chunk.layers);
+      layers = std::max(layers, n);
+    }
+    layers = std::max(layers, 1.0);
+    const double ag_l = replica_collective(Kind::kAllGather, param_bytes / layers, par, cluster, c);
+    const double rs_l = replica_collective(Kind::kReduceScatter, grad_bytes / layers, par, cluster, c);
+    const double cf = first_forward / layers, cb = last_backward / layers;
+    const double fwd = ag_l + (layers - 1) * std::max(0.0, ag_l - cf);
+    const double bwd = ag_l + rs_l + (layers - 1) * std::max(0.0, ag_l + rs_l - cb);
+    zero3_exposed = m * (fwd + bwd);
+    per_step = 0;
+    overlapped_with_compute = m * layers * (2 * ag_l + rs_l);
+  }
+  // Gradients are reduced bucket by bucket (Megatron: ~40M parameters each), a NCCL call per
+  // bucket: every call after the first pays the ring latency again.
+  const ReplicaGroup g = replica_group(par, cluster);
+  const double calls = std::ceil(grad_bytes / (kGradBucketParams * grad_bytes_per_param(train)));
+  if (calls > 1 && g.size > 1 && par.zero <= 2) {
+    const double b = grad_bytes / calls;
+    auto lat = [&](Kind k) { return net_call_cost(cluster, k, g.size, g.per_node, b).latency_s; };
+    per_step += (calls - 1) * (par.zero == 0 ? lat(Kind::kAllReduce) : lat(Kind::kReduceScatter) + lat(Kind::kAllGather));
   }
   e.dp_comm_s = per_step + overlapped_with_compute;
 
@@ -124,8 +150,9 @@ StepEstimate estimate_step(const StepCosts& costs, const ModelSpec& model, const
     const double reduce = per_step - gather;
     exposed = std::max(reduce * bucket, reduce - last_backward) + std::max(gather * bucket, gather - first_forward);
   }
-  // Per-micro-batch ZeRO 2/3 traffic is prefetched under the layers' compute: only its excess shows.
-  exposed += std::max(0.0, overlapped_with_compute - m * per_mb);
+  // Per-micro-batch ZeRO 2 traffic is prefetched under the layers' compute: only its excess shows.
+  if (par.zero == 2) exposed += std::max(0.0, overlapped_with_compute - m * per_mb);
+  exposed += zero3_exposed;
   e.exposed_comm_s = e.pp_comm_s + exposed;
   e.optimizer_s = optimizer;
   e.step_s = e.compute_s + e.bubble_s + e.exposed_comm_s + e.optimizer_s;

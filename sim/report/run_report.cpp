@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "hardware/cluster.hpp"
 #include "model/transformer.hpp"
 #include "util/units.hpp"
 
@@ -60,13 +61,20 @@ std::string pct(double x) {
 // The resource that bounds the step, with the figures behind it and what would help.
 void diagnose(const config::Scenario& sc, RunSummary& s) {
   const double step = s.step_time.mean > 0 ? s.step_time.mean : 1;
-  const double comm = s.exposed_comm_s / step;
+  const double tp = s.tp_comm_s / step;
+  const double comm = (s.exposed_comm_s + s.tp_comm_s) / step;
   const double bubble = s.bubble_s / step;
   const double recompute_cost = s.recompute_share * s.compute_s / step;
   if (comm >= 0.10 && comm >= bubble) {
     s.bottleneck = "interconnect";
-    s.bottleneck_reason = "exposed communication is " + pct(comm) + " of the step (DP gradient sync and pipeline transfers not hidden behind compute)";
-    s.advice.push_back("faster inter-node fabric: exposed communication is " + pct(comm) + " of the step");
+    if (tp >= s.exposed_comm_s / step) {
+      s.bottleneck_reason = "exposed TP/CP communication is " + pct(tp) + " of the step (tensor-parallel collectives over the " +
+                            std::string(hardware::to_string(sc.cluster.intra_fabric)) + " intra-node fabric)";
+      s.advice.push_back("faster intra-node fabric (NVLink/NVSwitch) or a smaller tp: TP communication is " + pct(tp) + " of the step");
+    } else {
+      s.bottleneck_reason = "exposed communication is " + pct(comm) + " of the step (DP gradient sync and pipeline transfers not hidden behind compute)";
+      s.advice.push_back("faster inter-node fabric: exposed communication is " + pct(comm) + " of the step");
+    }
     if (!sc.parallel.overlap_grad_reduce) s.advice.push_back("overlap_grad_reduce: true would hide most of the DP gradient sync behind backward");
     if (sc.parallel.zero == 3) s.advice.push_back("ZeRO-3 gathers parameters every micro-batch; ZeRO-1 moves a third of that volume");
   } else if (bubble >= 0.10) {
@@ -103,6 +111,7 @@ RunSummary summarize(const config::Scenario& sc, const model::StepCosts& costs, 
   for (const auto& r : run.steps) {
     times.push_back(r.time_s);
     s.compute_s += r.compute_s;
+    s.tp_comm_s += r.tp_comm_s;
     s.exposed_comm_s += r.exposed_comm_s;
     s.bubble_s += r.bubble_s;
     s.optimizer_s += r.optimizer_s;
@@ -110,6 +119,7 @@ RunSummary summarize(const config::Scenario& sc, const model::StepCosts& costs, 
   }
   const double n = std::max<double>(1, static_cast<double>(run.steps.size()));
   s.compute_s /= n;
+  s.tp_comm_s /= n;
   s.exposed_comm_s /= n;
   s.bubble_s /= n;
   s.optimizer_s /= n;
@@ -175,6 +185,7 @@ nlohmann::json to_json(const RunSummary& s) {
   j["tflops_per_gpu"] = s.tflops_per_gpu;
   j["mfu"] = s.mfu;
   j["breakdown_s"] = {{"compute", s.compute_s},
+                      {"tp_comm", s.tp_comm_s},
                       {"exposed_comm", s.exposed_comm_s},
                       {"bubble", s.bubble_s},
                       {"optimizer", s.optimizer_s}};
@@ -237,7 +248,8 @@ std::string console_table(const RunSummary& s) {
     o << buf;
   };
   part("compute", s.compute_s);
-  part("exposed communication", s.exposed_comm_s);
+  part("TP/CP communication", s.tp_comm_s);
+  part("exposed DP/PP comm", s.exposed_comm_s);
   part("pipeline bubble", s.bubble_s);
   part("optimizer", s.optimizer_s);
   row("sync wait (all GPUs)", pct(s.sync_wait_fraction) + " of GPU time");
@@ -282,11 +294,11 @@ std::string console_table(const RunSummary& s) {
 
 std::string steps_csv(const engine::RunResult& run) {
   std::ostringstream o;
-  o << "step,time_s,compute_s,exposed_comm_s,bubble_s,optimizer_s,sync_wait_s\n";
+  o << "step,time_s,compute_s,tp_comm_s,exposed_comm_s,bubble_s,optimizer_s,sync_wait_s\n";
   char buf[256];
   for (const auto& r : run.steps) {
-    std::snprintf(buf, sizeof buf, "%lld,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g\n", static_cast<long long>(r.step), r.time_s,
-                  r.compute_s, r.exposed_comm_s, r.bubble_s, r.optimizer_s, r.sync_wait_s);
+    std::snprintf(buf, sizeof buf, "%lld,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g\n", static_cast<long long>(r.step), r.time_s,
+                  r.compute_s, r.tp_comm_s, r.exposed_comm_s, r.bubble_s, r.optimizer_s, r.sync_wait_s);
     o << buf;
   }
   return o.str();

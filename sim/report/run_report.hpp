@@ -44,7 +44,7 @@ struct RunSummary {
   double tokens_per_s = 0;
   double tflops_per_gpu = 0;  // model FLOPs, no recompute
   double mfu = 0;
-  double compute_s = 0, exposed_comm_s = 0, bubble_s = 0, optimizer_s = 0;  // means per step
+  double compute_s = 0, tp_comm_s = 0, exposed_comm_s = 0, bubble_s = 0, optimizer_s = 0;  // means per step
   double sync_wait_fraction = 0;
   Projection projection;
   std::string bottleneck;  // compute | memory | interconnect | pipeline
@@ -72,7 +72,7 @@ RunSummary summarize(const config::Scenario& sc, const model::StepCosts& costs, 
 
 nlohmann::json to_json(const RunSummary& s);
 std::string console_table(const RunSummary& s);
-// One row per simulated step: step,time_s,compute_s,exposed_comm_s,bubble_s,optimizer_s,sync_wait_s
+// One row per simulated step: step,time_s,compute_s,tp_comm_s,exposed_comm_s,bubble_s,optimizer_s,sync_wait_s
 std::string steps_csv(const engine::RunResult& run);
 // Chrome trace-event JSON (opens in ui.perfetto.dev): a track per simulated GPU and its DP stream.
 std::string chrome_trace(const engine::RunResult& run);

@@ -1,0 +1,80 @@
+// The component measurements every cost in model/ comes from: achieved GEMM, attention and HBM
+// throughput per GPU generation, NCCL bus bandwidth against message size per fabric, NCCL's
+// per-step latencies. The data lives in sim/hardware/data/: kernels.yaml (GEMM measurements as
+// transcribed, read as they are), cost_tables.yaml (attention, HBM, collective curves, each entry
+// citing its record in kernels.yaml / collectives.yaml), compiled into the binary, so a run never
+// depends on the working directory. Pure: no SimGrid, no logging.
+#pragma once
+
+#include <array>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "hardware/gpu.hpp"
+#include "model/spec.hpp"
+
+namespace trainsim::model {
+
+// y(x) through measured points, linear in log(x), clamped at both ends. REQUIRES: points sorted by x.
+struct Curve {
+  std::vector<std::pair<double, double>> points;
+  double at(double x) const;
+  bool empty() const { return points.empty(); }
+};
+
+// Achieved GEMM throughput of one GPU at one precision, as a fraction of the dense peak.
+struct GemmTable {
+  double plateau = 0;  // the largest GEMMs ("maximum achievable matmul FLOPS")
+  // Measured shapes: {m, n, k, fraction of peak}. Interpolated by inverse squared distance in
+  // (log2 m, log2 n, log2 k); a shape past the largest measured ones in every dimension gets the plateau.
+  std::vector<std::array<double, 4>> shapes;
+  double efficiency(double m, double n, double k) const;
+};
+
+struct GpuCostData {
+  std::string key;       // catalog key the data was measured on
+  GemmTable gemm16;      // bf16 / fp16
+  GemmTable gemm8;       // fp8 (plateau 0 when the GPU has none)
+  std::string attention_kernel;  // "fa2", "fa3", ...: the fused attention a current stack runs
+  Curve attention_fwd;   // sequence length -> fraction of the 16-bit peak (causal, head dim 128)
+  Curve attention_bwd;
+  double hbm_efficiency = 0;  // achieved / datasheet HBM bandwidth on streaming kernels
+  int sms = 0;                // streaming multiprocessors (compute units)
+};
+
+// The data of a catalog GPU; an inline GPU (name "inline" or unknown) gets the generation whose
+// 16-bit peak is nearest its own.
+const GpuCostData& gpu_cost_data(const hardware::GpuSpec& gpu);
+
+enum class FabricKind { kNvswitchNvls, kNvswitch, kPcie };
+
+// NCCL inside one node: bus bandwidth / per-direction link bandwidth against message size, per
+// collective, measured on 8-GPU servers.
+struct IntraCollectiveData {
+  Curve all_reduce, all_gather, reduce_scatter, p2p;
+  const Curve& curve(int kind) const;  // collectives::Kind as int (avoids a header cycle)
+};
+
+struct CollectiveCostData {
+  IntraCollectiveData nvswitch_nvls, nvswitch, pcie;
+  // NCCL ring, Simple protocol (src/graph/tuning.cc): base latency once per call, then one hop
+  // latency per algorithm step, by link type.
+  double base_latency_s = 0;
+  double nvlink_hop_s = 0;
+  double pcie_hop_s = 0;
+  double net_hop_s = 0;
+  // SMs the TP communication kernels hold while they overlap a GEMM (Transformer Engine userbuffers).
+  double tp_overlap_sms = 0;
+  // Inter-node: achieved fraction of the NIC line rate against the bytes each rank sends per call.
+  Curve net_efficiency;
+  const IntraCollectiveData& intra(FabricKind f) const;
+};
+
+const CollectiveCostData& collective_cost_data();
+
+// The embedded YAML texts (sim/hardware/data/kernels.yaml and cost_tables.yaml, at build time).
+const char* kernels_yaml();
+const char* cost_tables_yaml();
+
+}  // namespace trainsim::model
