@@ -18,7 +18,8 @@ Stats stats_of(std::vector<double> v) {
   const double n = static_cast<double>(v.size());
   double sum = 0;
   for (double x : v) sum += x;
-  s.mean = sum / n;
+  // Identical values have exactly that mean and no spread (sum / n can be an ulp off).
+  s.mean = v.front() == v.back() ? v.front() : sum / n;
   double sq = 0;
   for (double x : v) sq += (x - s.mean) * (x - s.mean);
   s.std = v.size() > 1 ? std::sqrt(sq / (n - 1)) : 0;

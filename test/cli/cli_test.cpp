@@ -28,9 +28,12 @@ TEST(CliTest, RunWritesTheContractJsonToStdout) {
   EXPECT_EQ(j["steps_simulated"], 5);
   EXPECT_EQ(j["network_model"], "CM02");
   EXPECT_EQ(j["gpus"], 16);
-  const double parts = j["breakdown_s"]["compute"].get<double>() + j["breakdown_s"]["exposed_comm"].get<double>() +
-                       j["breakdown_s"]["bubble"].get<double>() + j["breakdown_s"]["optimizer"].get<double>();
-  EXPECT_NEAR(parts, j["step_time_s"]["mean"].get<double>(), 1e-3 * parts);  // issue 5: within 0.1%
+  // The five parts (tp_comm added by issue 13) add up to the step (issue 5: within 0.1%).
+  const double parts = j["breakdown_s"]["compute"].get<double>() + j["breakdown_s"]["tp_comm"].get<double>() +
+                       j["breakdown_s"]["exposed_comm"].get<double>() + j["breakdown_s"]["bubble"].get<double>() +
+                       j["breakdown_s"]["optimizer"].get<double>();
+  EXPECT_GT(j["breakdown_s"]["tp_comm"].get<double>(), 0);  // tp 2: TP collectives are never free
+  EXPECT_NEAR(parts, j["step_time_s"]["mean"].get<double>(), 1e-3 * parts);
   // projection.days = total_steps x mean step / 86400 (issue 5: within 0.1%)
   EXPECT_NEAR(j["projection"]["days"].get<double>(),
               j["projection"]["total_steps"].get<double>() * j["step_time_s"]["mean"].get<double>() / 86400,

@@ -128,7 +128,8 @@ TEST(VarianceTest, HalfLoadedLinkSlowsCommunicationBoundMoreThanComputeBound) {
     const std::string nic = " --set cluster.inter_node.nic_bandwidth=" + std::to_string(static_cast<int>(gbps)) + "Gbps";
     const double dedicated = mean_step(run_json(base + nic));
     const double shared = mean_step(run_json(base + nic + kHalfLoad));
-    const double inter_phase_s = 2.0 * (2 - 1) / 2 * s_bytes / (8 * gbps * 1e9 / 8);
+    // At 0.95 of the NIC (the efficiency NCCL reaches on ConnectX-7, model::net_call_cost).
+    const double inter_phase_s = 2.0 * (2 - 1) / 2 * s_bytes / (8 * gbps * 1e9 / 8) / 0.95;
     EXPECT_NEAR(shared - dedicated, inter_phase_s, 0.05 * inter_phase_s);
     relative[i++] = shared / dedicated - 1;
   }
@@ -163,7 +164,8 @@ TEST(VarianceTest, OneSlowNodeGatesTheStepByItsComputeShare) {
                            " --steps 3 --set parallelism.tp=8 --set parallelism.pp=1 --set parallelism.dp=4"
                            " --set cluster.nodes=4 --set training.global_batch=32";
   auto healthy = run_json(base);
-  const double compute = healthy["breakdown_s"]["compute"].get<double>();
+  // The passes stretch whole, their folded TP communication included.
+  const double compute = healthy["breakdown_s"]["compute"].get<double>() + healthy["breakdown_s"]["tp_comm"].get<double>();
   for (const char* seed : {"1", "2", "3"}) {  // the slow GPU lands on different nodes
     auto slow = run_json(base + " --set stragglers.count=1 --set stragglers.slowdown=1.5 --seed " + seed);
     const double expected = mean_step(healthy) + 0.5 * compute;
@@ -185,7 +187,7 @@ TEST(VarianceTest, EveryTensorParallelRankLoadsTheSharedUplink) {
   auto params = trainsim("memory " + scenario("tiny-gpt-2node.yaml") + " --json -");
   ASSERT_EQ(params.code, 0) << params.err;
   const double s_gpu = nlohmann::json::parse(params.out)["model"]["params"].get<double>() / 8 * 2;
-  const double ring_s = 2.0 * (2 - 1) / 2 * s_gpu / 1.25e9;  // one TP rank's ring on its own NIC
+  const double ring_s = 2.0 * (2 - 1) / 2 * s_gpu / (1.25e9 * 0.95);  // one TP rank's ring on its own NIC
   const double full = mean_step(run_json(base + " --set cluster.inter_node.oversubscription=1"));
   const double thin = mean_step(run_json(base + " --set cluster.inter_node.oversubscription=8"));
   EXPECT_NEAR(thin - full, 7 * ring_s, 0.05 * 7 * ring_s);

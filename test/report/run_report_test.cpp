@@ -94,7 +94,7 @@ TEST(RunReportTest, JsonHasTheContractKeys) {
                         "/memory/breakdown/optimizer", "/memory/breakdown/activations", "/memory/breakdown/other",
                         "/step_time_s/mean", "/step_time_s/p50", "/step_time_s/p90", "/step_time_s/p99",
                         "/step_time_s/min", "/step_time_s/max", "/tokens_per_s", "/tflops_per_gpu", "/mfu",
-                        "/breakdown_s/compute", "/breakdown_s/exposed_comm", "/breakdown_s/bubble",
+                        "/breakdown_s/compute", "/breakdown_s/tp_comm", "/breakdown_s/exposed_comm", "/breakdown_s/bubble",
                         "/breakdown_s/optimizer", "/sync_wait/fraction", "/projection/total_steps",
                         "/projection/days", "/projection/days_without_sync_wait", "/projection/stretch_days",
                         "/projection/goodput", "/projection/days_lost_to_failures", "/bottleneck",
@@ -109,7 +109,7 @@ TEST(RunReportTest, CsvHasOneRowPerStep) {
   std::istringstream in(csv);
   std::string line;
   std::getline(in, line);
-  EXPECT_EQ(line, "step,time_s,compute_s,exposed_comm_s,bubble_s,optimizer_s,sync_wait_s");
+  EXPECT_EQ(line, "step,time_s,compute_s,tp_comm_s,exposed_comm_s,bubble_s,optimizer_s,sync_wait_s");
   int rows = 0;
   while (std::getline(in, line)) ++rows;
   EXPECT_EQ(rows, 3);
