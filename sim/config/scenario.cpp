@@ -14,6 +14,8 @@
 //   training.runtime_reserve  size per GPU (default "10GB")
 //   training.flash_attention  bool (default true: fused attention, no s^2 scores kept)
 //   training.tp_comm_overlap  bool (default true: TP collectives overlapped with the GEMMs)
+//   training.attention_kernel default | fa2 | fa3 (default: what a current stack runs on the GPU:
+//                             FA2 on A100, FA3 on Hopper; sim/hardware/data/cost_tables.yaml)
 //   engine.fidelity           auto | full | symmetric (default auto)
 //   engine.buckets            integer >= 0 (gradient buckets; default 0 = auto)
 //   stragglers: {count (default 0), slowdown (>= 1, default 1), jitter (in [0, 1), default 0)}
@@ -87,7 +89,7 @@ const std::vector<std::string> kParallelKeys = {"tp",       "pp",        "dp",  
                                                 "recompute", "sequence_parallel", "overlap_grad_reduce"};
 const std::vector<std::string> kTrainingKeys = {"precision",    "optimizer",      "global_batch",    "steps",
                                                 "total_tokens", "offload",        "gpu_hour_price", "fp32_main_grads",
-                                                "runtime_reserve", "flash_attention", "tp_comm_overlap"};
+                                                "runtime_reserve", "flash_attention", "tp_comm_overlap", "attention_kernel"};
 const std::vector<std::string> kReliabilityKeys = {"preset",           "failures_per_gpu_hour", "categories",
                                                    "checkpoint_interval", "checkpoint_write",   "storage_bandwidth",
                                                    "restart"};
@@ -387,6 +389,8 @@ class Reader {
     if (auto f = get(b, "runtime_reserve")) t.runtime_reserve_bytes = detail::to_size(*f, false);
     if (auto f = get(b, "flash_attention")) t.flash_attention = detail::to_bool(*f);
     if (auto f = get(b, "tp_comm_overlap")) t.tp_comm_overlap = detail::to_bool(*f);
+    if (auto f = get(b, "attention_kernel"))
+      t.attention_kernel = choice(*f, {"default", "fa2", "fa3"}, std::vector<std::string>{"", "fa2", "fa3"});
   }
 
   void read_reliability(const Block& top, Scenario& sc) {

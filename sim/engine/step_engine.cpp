@@ -31,13 +31,13 @@ config::Fidelity resolve_fidelity(const config::Scenario& scenario, config::Fide
   return scenario.parallel.dp * scenario.parallel.pp <= 256 ? config::Fidelity::kFull : config::Fidelity::kSymmetric;
 }
 
-int64_t resolve_buckets(const model::StageCost& stage, int64_t requested) {
+int64_t resolve_buckets(const model::StageCost& stage, const model::ParallelSpec& par, int64_t requested) {
   if (requested > 0) return requested;
   double params = 0;
   for (const auto& c : stage.chunks) params += c.param_count;
-  // Megatron's default bucket is ~40M parameters; more than 8 buckets changes the exposed tail by
+  // Megatron's default buckets (model::grad_bucket_params); more than 8 changes the exposed tail by
   // little and multiplies flows (DESIGN.md: 8 buckets 0.046 s/step, 32 buckets 0.19 s/step).
-  return std::clamp<int64_t>(static_cast<int64_t>(std::ceil(params / 40e6)), 1, 8);
+  return std::clamp<int64_t>(static_cast<int64_t>(std::ceil(params / model::grad_bucket_params(par))), 1, 8);
 }
 
 namespace {
@@ -189,11 +189,11 @@ class Simulation {
   // NCCL's per-call cost of one DP collective of `bytes` per GPU (model/compute.hpp), and how many
   // real calls one simulated job stands for (the engine simulates at most 8 gradient buckets).
   model::NetCallCost dp_call(parallel::CollectiveKind kind, double bytes) const;
-  // Gradient buckets of the real stack on a stage (~40M parameters each, model::kGradBucketParams).
+  // Gradient buckets of the real stack on a stage (model::grad_bucket_params each).
   double real_buckets(int64_t stage) const {
     double params = 0;
     for (const auto& c : costs_.stages[stage].chunks) params += c.param_count;
-    return std::max(1.0, std::ceil(params / model::kGradBucketParams));
+    return std::max(1.0, std::ceil(params / model::grad_bucket_params(sc_.parallel)));
   }
   double calls_per_job_ = 1;
 };
@@ -468,7 +468,7 @@ RunResult Simulation::run() {
   result_.fidelity = full_ ? "full" : "symmetric";
   result_.network_model = platform::kNetworkModel;
   plan_ = parallel::build_schedule(sc_.parallel.schedule, p_, m_, v_);
-  buckets_per_chunk_ = std::max<int64_t>(1, resolve_buckets(costs_.stages[0], opt_.buckets > 0 ? opt_.buckets : sc_.gradient_buckets) / v_);
+  buckets_per_chunk_ = std::max<int64_t>(1, resolve_buckets(costs_.stages[0], sc_.parallel, opt_.buckets > 0 ? opt_.buckets : sc_.gradient_buckets) / v_);
   calls_per_job_ = std::max(1.0, real_buckets(0) / static_cast<double>(buckets_per_chunk_ * v_));
 
   // Critical stage: the most compute + optimizer per step (ties: the first).

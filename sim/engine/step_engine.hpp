@@ -35,8 +35,8 @@ struct EngineOptions {
 // Which fidelity `auto` picks: full while the actor count stays small, symmetric beyond.
 config::Fidelity resolve_fidelity(const config::Scenario& scenario, config::Fidelity requested);
 
-// Gradient buckets per stage the engine uses (auto: one per ~40M parameters, at most 8).
-int64_t resolve_buckets(const model::StageCost& stage, int64_t requested);
+// Gradient buckets per stage the engine uses (auto: Megatron's, model::grad_bucket_params, at most 8).
+int64_t resolve_buckets(const model::StageCost& stage, const model::ParallelSpec& par, int64_t requested);
 
 // Runs the simulation. One call per process (SimGrid allows one Engine per process).
 // REQUIRES: scenario validated; costs = model::compute_step_costs(scenario...) or equivalent.

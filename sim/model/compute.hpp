@@ -30,19 +30,18 @@
 
 namespace trainsim::model {
 
-// The constants fitted to end-to-end rows: at most three, each a named physical effect with its
-// plausible range (values, ranges and how they were fitted: compute.cpp).
+// The constants fitted to end-to-end rows: two (the rules allow three), each a named physical effect
+// with its plausible range (values and how they were fitted: compute.cpp). A third, per-layer host
+// dispatch gaps (0-150 us), was tried and fitted to 0: dropped rather than kept at a value that
+// makes the effect vanish.
 struct Calibration {
   // Tensor-core throughput sustained inside a training step relative to the isolated kernel
   // benchmark: power and thermal clock limits under sustained load, L2/HBM contention with the
-  // communication kernels running beside the GEMMs. Plausible 0.80-1.00.
+  // communication kernels running beside the GEMMs, the framework's kernel gaps. Plausible 0.70-1.00.
   double sustained_compute = 0;
   // Host-side serial work once per step that no GPU work hides: optimizer and gradient-clipping
   // launches, loss and logging synchronisations, data-loader hand-off. Plausible 0.01-0.30 s.
   double step_host_overhead_s = 0;
-  // Per layer and pass (forward, backward), the gaps between its 20-40 kernels where the GPU waits
-  // on launches and the framework's host-side dispatch. Plausible 0-150 us.
-  double layer_host_overhead_s = 0;
 };
 
 // The one set of constants every scenario uses.

@@ -107,11 +107,17 @@ const Tables& tables() {
       if (!kernels[from]) bad(w + ".gemm_from: no GPU '" + from + "' in kernels.yaml");
       d.gemm16 = read_gemm(kernels[from], "bf16", "kernels.yaml gpus." + from);
       d.gemm8 = read_gemm(kernels[from], "fp8", "kernels.yaml gpus." + from);
-      d.attention_kernel = n["attention"]["kernel"].as<std::string>();
-      d.attention_fwd = read_curve(n["attention"]["fwd"], w + ".attention.fwd");
-      d.attention_bwd = read_curve(n["attention"]["bwd"], w + ".attention.bwd");
-      if (d.gemm16.plateau <= 0 || d.attention_fwd.empty() || d.attention_bwd.empty() || d.hbm_efficiency <= 0)
-        bad(w + ": bf16 GEMM, attention and HBM data are required");
+      d.default_attention = n["attention"]["default"].as<std::string>();
+      for (const auto& k : n["attention"]) {
+        const std::string name = k.first.as<std::string>();
+        if (name == "default") continue;
+        d.attention[name] = {read_curve(k.second["fwd"], w + ".attention." + name + ".fwd"),
+                             read_curve(k.second["bwd"], w + ".attention." + name + ".bwd")};
+      }
+      const auto def = d.attention.find(d.default_attention);
+      if (d.gemm16.plateau <= 0 || def == d.attention.end() || def->second.fwd.empty() || def->second.bwd.empty() ||
+          d.hbm_efficiency <= 0)
+        bad(w + ": bf16 GEMM, the default attention kernel's curves and HBM data are required");
       t.gpus[d.key] = d;
     }
     borrow_gemm_shapes(t.gpus);
@@ -206,6 +212,11 @@ const GpuCostData& gpu_cost_data(const hardware::GpuSpec& gpu) {
   }
   if (best == nullptr) bad("no GPU data");
   return *best;
+}
+
+const GpuCostData::Attention& GpuCostData::attention_kernel(const std::string& name) const {
+  const auto it = attention.find(name);
+  return it != attention.end() ? it->second : attention.at(default_attention);
 }
 
 const Curve& IntraCollectiveData::curve(int kind) const {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <array>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -36,9 +37,15 @@ struct GpuCostData {
   std::string key;       // catalog key the data was measured on
   GemmTable gemm16;      // bf16 / fp16
   GemmTable gemm8;       // fp8 (plateau 0 when the GPU has none)
-  std::string attention_kernel;  // "fa2", "fa3", ...: the fused attention a current stack runs
-  Curve attention_fwd;   // sequence length -> fraction of the 16-bit peak (causal, head dim 128)
-  Curve attention_bwd;
+  // Fused attention kernels measured on this GPU: sequence length -> fraction of the 16-bit peak
+  // (causal, head dim 128), forward and backward.
+  struct Attention {
+    Curve fwd, bwd;
+  };
+  std::string default_attention;                 // the kernel a current stack runs ("fa2", "fa3", ...)
+  std::map<std::string, Attention> attention;    // by kernel name
+  // The named kernel's curves, or the default's when this GPU has no measurement of that kernel.
+  const Attention& attention_kernel(const std::string& name) const;
   double hbm_efficiency = 0;  // achieved / datasheet HBM bandwidth on streaming kernels
   int sms = 0;                // streaming multiprocessors (compute units)
 };

@@ -57,6 +57,7 @@ struct TrainingSpec {
   // Software stack (model/compute.hpp). Defaults = a current Megatron-Core/NeMo stack.
   bool flash_attention = true;   // fused causal attention; false = unfused BMMs + softmax + dropout over s^2 (Megatron-LM 2021/22)
   bool tp_comm_overlap = true;   // TP collectives pipelined with the GEMMs (TE userbuffers); false = Megatron-LM 2021/22
+  std::string attention_kernel;  // fused attention kernel: "fa2" | "fa3"; "" = what a current stack runs on the GPU
 
   // Micro-batches per step per pipeline = global_batch / (dp * micro_batch).
   int64_t micro_batches(const ParallelSpec& p) const { return global_batch / (p.dp * p.micro_batch); }

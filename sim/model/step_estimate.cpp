@@ -132,7 +132,7 @@ StepEstimate estimate_step(const StepCosts& costs, const ModelSpec& model, const
   // Gradients are reduced bucket by bucket (Megatron: ~40M parameters each), a NCCL call per
   // bucket: every call after the first pays the ring latency again.
   const ReplicaGroup g = replica_group(par, cluster);
-  const double calls = std::ceil(grad_bytes / (kGradBucketParams * grad_bytes_per_param(train)));
+  const double calls = std::ceil(grad_bytes / (grad_bucket_params(par) * grad_bytes_per_param(train)));
   if (calls > 1 && g.size > 1 && par.zero <= 2) {
     const double b = grad_bytes / calls;
     auto lat = [&](Kind k) { return net_call_cost(cluster, k, g.size, g.per_node, b).latency_s; };
@@ -145,7 +145,7 @@ StepEstimate estimate_step(const StepCosts& costs, const ModelSpec& model, const
   // (Megatron's overlap_param_gather); each exposes at least its last bucket.
   double exposed = per_step;
   if (par.overlap_grad_reduce && per_step > 0) {
-    const double bucket = std::min(1.0, kGradBucketParams * grad_bytes_per_param(train) / std::max(grad_bytes, 1.0));
+    const double bucket = std::min(1.0, grad_bucket_params(par) * grad_bytes_per_param(train) / std::max(grad_bytes, 1.0));
     const double gather = (par.zero == 1 || par.zero == 2) ? ag : 0;
     const double reduce = per_step - gather;
     exposed = std::max(reduce * bucket, reduce - last_backward) + std::max(gather * bucket, gather - first_forward);

@@ -23,6 +23,8 @@
 //   precision; hfu with recompute FLOPs.
 #pragma once
 
+#include <algorithm>
+
 #include "hardware/cluster.hpp"
 #include "model/spec.hpp"
 #include "model/step_costs.hpp"
@@ -42,8 +44,13 @@ struct StepEstimate {
   double hfu = 0;
 };
 
-// Megatron's default gradient bucket, in parameters.
+// Megatron's default gradient bucket, in parameters: 40M, grown with the data-parallel size to
+// max(40M, 1M x dp x cp) so that collectives do not become latency-bound (Megatron-Core
+// DistributedDataParallelConfig.bucket_size default).
 inline constexpr double kGradBucketParams = 40e6;
+inline double grad_bucket_params(const ParallelSpec& par) {
+  return std::max(kGradBucketParams, 1e6 * static_cast<double>(par.dp * par.cp));
+}
 
 // REQUIRES: the spec is validated (divisibility, ranges).
 StepEstimate estimate_step(const ModelSpec& model, const ParallelSpec& par, const TrainingSpec& train,

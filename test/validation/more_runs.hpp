@@ -1,0 +1,471 @@
+// Scenarios built from more_runs.yaml (95 further published, measured LLM-training runs), in the same
+// PublishedRun form as published_runs.hpp, each tagged with its source family (for leave-one-source-
+// out validation) and whether the file marks it unverified (read only via a secondary transcription).
+//
+// Which rows are used: a row needs model.layers, hidden, heads numbers and a seq_len (number, or the
+// per-source default below); a known GPU; hardware.count a number; parallelism tp and pp numbers, cp
+// (1 when absent) and dp a number, or, for FSDP / HSDP rows that leave dp out, dp = count / (tp*pp*cp);
+// tp*pp*dp*cp = count; a global batch in sequences (global_batch_seqs; else global_batch_tokens /
+// seq_len; else local_batch_seqs * dp or batch_per_dp_seqs * dp); a measured figure convertible to
+// model TFLOP/s per GPU (per source below). MoE rows and rows with a `kind` are not runs. A row whose
+// layout the simulator cannot represent (tp larger than a node or not dividing heads / kv_heads /
+// ffn_hidden, seq_len % cp, global batch not a multiple of dp * micro_batch, interleaving with
+// micro-batches % pp != 0) is skipped too, with the reason. At the time of writing this leaves out:
+// the two Megatron-LM README strong-scaling rows (layout not printed), all 5 OLMo-core rows (GPU
+// count not printed), all 7 FP8-LM rows (global batch not printed), and the nanotron 80B 64-node row
+// (tp 16 spans two 8-GPU nodes).
+//
+// Every used row gets Metric::kModelTflops; measured_tflops is model TFLOP/s (1e12) per GPU, model
+// FLOPs as model::model_flops_per_step counts them (GEMMs + full s^2 attention + logits, no recompute
+// = PaLM's 6N + 12LHQT). How each source's printed figure becomes that (one rule per source):
+//  - llama3 (Llama 3 Herd, Table 4): tflops_per_gpu as printed (BF16 model FLOPs per PaLM, 430/0.43
+//    => the 989 H100 dense bf16 peak).
+//  - llm-foundry (MPT benchmark README): the "Model TFLOP" column per GPU (tflops_per_gpu) where the
+//    row has it as a number (H100 tables); the A100 tables print that column as 100x (older
+//    collect_results.py), so there mfu_pct x the peak collect_results.py used: 312 for A100 bf16
+//    (989 H100 bf16, 1979 H100 fp8; the fp8 row's MFU is against the fp8 peak). Both are the same
+//    definition (3 x (2N s + 4 L h s^2) per sequence = ours up to the position table).
+//  - torchtitan: tokens_per_s_per_gpu (printed on every row; MFU only on the A100 rows) x model FLOPs
+//    per token, model_flops_per_step(model, B) / (B * seq_len).
+//  - nemotron4: mfu_pct x 989.4 (catalog H100 dense bf16 peak; the report quotes 989).
+//  - megatron-lm-readme (r0.8.0 table): tflops_per_gpu as printed (model FLOPs, no recompute).
+//  - nanotron: mfu_pct x 989.4 (peak not printed; nanotron computes MFU against H100 dense bf16).
+//  - fp8-lm, olmo-core: tflops_per_gpu as printed (FP8-LM: model TFLOP/s, FP8 MFU is against the fp8
+//    peak), resp. tokens/s per GPU converted as torchtitan (neither is used at present, see above).
+// No source prints hardware FLOPs as its figure (llm-foundry's hfu_pct is not used), so no row uses
+// Metric::kHardwareTflops.
+//
+// Defaults for what a row leaves out, one rule per source, never per row:
+//  - Cluster (all): gpus_per_node as printed, else 8, on NVSwitch at the catalog NVLink rate per
+//    direction (A100 300 GB/s, H100/H200 450 GB/s); 8 NICs per node at 200 Gb/s (A100, HDR) or
+//    400 Gb/s (H100/H200, NDR), matching every row that prints its network: Llama 3, torchtitan H100
+//    and H200 "400 Gb/s per GPU", Nemotron-4 "8x 400 Gbps IB per node", llm-foundry A100 "1600 Gbps per
+//    node RoCE" = 8 x 200 Gb/s. Latencies 1 us intra, 5 us inter, oversubscription 1 (Llama 3's 1:7
+//    above 3,072-GPU pods is not modelled: only the outermost DP traffic crosses pods).
+//    GPU names: "A100 ... 40GB" -> a100-40gb, other A100 (all print 80GB) -> a100-80gb, "H200" ->
+//    h200, "H100" -> h100-sxm. torchtitan's Grand Teton H100 (96 GB HBM2e, capped at 500 W) has no
+//    catalog entry and no published peak: those rows are skipped (unknown GPU).
+//  - A multi-node row whose source prints no network (nanotron) cannot be costed: skipped.
+//  - Attention kernel: FA2 for llm-foundry, nanotron and torchtitan (flash-attn 2 / SDPA), the GPU's
+//    default (FA3-class on Hopper) for the Megatron-based stacks.
+//  - Pipeline schedule (all): interleaved only where the row prints it (virtual_pp > 1, or
+//    "interleav..." in pipeline_schedule / virtual_pp_note), with virtual_pp chunks where printed,
+//    else 2 (torchtitan's default stages per rank for looped schedules; the smallest interleave for
+//    Llama 3 and Nemotron-4 340B, which do not print V); otherwise 1F1B (nanotron's "1F1B or AFAB"
+//    has the same bubble). micro_batch as printed, else 1 (torchtitan: below).
+//  - llama3: Llama (SwiGLU, dims as printed; vocab the printed 128,000), bf16, no recompute
+//    (printed for 8K, not printed for the 128K stage), FSDP keeping parameters after forward =
+//    zero 2 with overlapped reduce-scatter, sequence parallel when tp > 1 (not printed; 405B without
+//    recompute needs it), flash attention on, no TP comm overlap (not printed).
+//  - llm-foundry: MPT = GPT (gelu, ffn 4h, learned positions, embeddings tied: the printed NumParams
+//    count one V x h matrix), vocab 50368 when absent; FSDP FULL_SHARD = zero 3 (overlapped); flash
+//    attention on; activation checkpointing as printed (full / none); bf16 unless "fp8"; tp = 1, so
+//    no TP settings.
+//  - torchtitan: Llama flavours (dims as printed, fill_llama when absent); seq_len 8192 when not
+//    printed (llama3_*.toml default, as the file notes); bf16 unless the row's precision says fp8;
+//    flash attention (SDPA) on; recompute as printed: "full" -> full, "selective" (layer or op SAC)
+//    -> selective, else none; FSDP2 = zero 3, but zero 2 when pp > 1 (torchtitan sets
+//    reshard_after_forward = False under PP); sequence parallel when tp > 1 (its TP plan); TP comm
+//    overlap only when async_tp is true. micro_batch: without PP the local batch (no gradient
+//    accumulation); with PP local batch / (pp * stages per rank) (torchtitan's default number of
+//    micro-batches = total stages).
+//  - nemotron4 (Megatron-LM / NeMo): squared-ReLU MLP (2 GEMMs, like gelu), ffn 4h (not printed),
+//    vocab 256000, RoPE; bf16 (the 340B row's "not trained in FP8"); no recompute (not printed);
+//    distributed optimizer zero 1 with overlapped grad reduce; sequence parallel when tp > 1; flash
+//    attention and TP comm overlap on (NeMo defaults, as published_runs.hpp's NeMo rule).
+//  - megatron-lm-readme (Megatron-Core r0.8.0): GPT (gelu, ffn 4h, kv_heads = heads, learned
+//    positions: Megatron defaults; none printed), vocab as printed; bf16 (peak implied by
+//    TFLOP/s / MFU); distributed optimizer (zero 1) with overlapped grad reduce; TP comm overlap on
+//    (printed flags); sequence parallel when tp > 1; flash attention on; no recompute.
+//  - nanotron v0.5: Llama-style (SwiGLU, dims, vocab and tied embeddings as printed); bf16; zero as
+//    printed ("ZeRO-1" -> 1, "ZeRO-0" -> 0), gradient reduce overlapped (bucketed DDP); sequence
+//    parallel when tp > 1 (tp_mode REDUCE_SCATTER); flash attention on; no TP comm overlap; no
+//    recompute (not printed).
+//  - fp8-lm (Megatron-LM + TE / MS-AMP, late 2023): GPT (gelu, ffn as printed else 4h, RoPE), vocab
+//    50257 (GPT-2 BPE of the MS-AMP examples); fp8 when the row's precision starts "FP8"; zero 1
+//    (distributed optimizer of the example scripts), sequence parallel when tp > 1, flash attention
+//    on, no TP comm overlap, no recompute.
+//  - olmo-core: Llama-style (SwiGLU, dims as printed, vocab the printed 100278); HSDP is taken as
+//    zero 3 (the simulator has no hybrid sharding: parameters are sharded within the group, the
+//    gradient reduce-scatter / all-reduce crosses groups), like FSDP; bf16 unless "fp8"; no
+//    recompute; flash attention on.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "published_runs.hpp"
+
+namespace trainsim::validation {
+
+struct MoreRun {
+  PublishedRun run;
+  std::string source_family;  // llama3, llm-foundry, torchtitan, nemotron4, megatron-lm-readme, nanotron, fp8-lm, olmo-core
+  bool unverified = false;    // source.unverified: read only via a secondary transcription
+};
+
+namespace more_detail {
+
+using detail::contains;
+using detail::number;
+using detail::text;
+
+inline std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+// The number a scalar starts with: "128000 (Table 3 ...)" -> 128000, "43%" -> 43; nullopt if none.
+inline std::optional<double> leading_number(const YAML::Node& n) {
+  if (auto v = number(n)) return v;
+  const std::string s = text(n);
+  if (s.empty()) return std::nullopt;
+  const char* begin = s.c_str();
+  char* end = nullptr;
+  const double v = std::strtod(begin, &end);
+  if (end == begin) return std::nullopt;
+  return v;
+}
+
+inline bool flag(const YAML::Node& n) {
+  if (!n || !n.IsScalar()) return false;
+  try {
+    return n.as<bool>();
+  } catch (const YAML::Exception&) {
+    return false;
+  }
+}
+
+// Source family from source.primary (one key per source).
+inline std::string family(const YAML::Node& source) {
+  const std::string p = text(source["primary"]);
+  if (contains(p, "Llama 3 Herd")) return "llama3";
+  if (contains(p, "llm-foundry")) return "llm-foundry";
+  if (contains(p, "torchtitan")) return "torchtitan";
+  if (contains(p, "Nemotron-4")) return "nemotron4";
+  if (contains(p, "Megatron-LM README")) return "megatron-lm-readme";
+  if (contains(p, "OLMo-core")) return "olmo-core";
+  if (contains(p, "FP8-LM")) return "fp8-lm";
+  if (contains(p, "nanotron")) return "nanotron";
+  return "";
+}
+
+inline std::optional<hardware::GpuSpec> gpu_for(const std::string& name) {
+  if (contains(name, "A100")) return hardware::find_gpu(contains(name, "40GB") ? "a100-40gb" : "a100-80gb");
+  if (contains(name, "H200")) return hardware::find_gpu("h200");
+  // torchtitan's Grand Teton H100 (96 GB HBM2e at 2.4 TB/s, capped at 500 W) has no catalog entry:
+  // its peak is not published, and costing it as an 80 GB SXM part overstates it.
+  if (contains(name, "H100") && (contains(name, "96 GB") || contains(name, "500 W"))) return std::nullopt;
+  if (contains(name, "H100")) return hardware::find_gpu("h100-sxm");
+  return std::nullopt;
+}
+
+inline std::string str(double v) { return std::to_string(static_cast<long long>(v)); }
+
+}  // namespace more_detail
+
+// The usable rows of more_runs.yaml, as scenarios. `skipped`, when given, receives "id: reason" for
+// every other row. Throws YAML::Exception if the file is unreadable.
+inline std::vector<MoreRun> load_more_runs(const std::string& path, std::vector<std::string>* skipped = nullptr) {
+  using more_detail::contains;
+  using more_detail::leading_number;
+  using more_detail::lower;
+  using more_detail::number;
+  using more_detail::str;
+  using more_detail::text;
+  std::vector<MoreRun> out;
+  const YAML::Node root = YAML::LoadFile(path);
+  for (const YAML::Node& e : root["runs"]) {
+    const std::string id = text(e["id"]);
+    const auto skip = [&](const std::string& why) {
+      if (skipped) skipped->push_back(id + ": " + why);
+    };
+    if (e["kind"]) {
+      skip("kind " + text(e["kind"]) + " is not a run");
+      continue;
+    }
+    const std::string fam = more_detail::family(e["source"]);
+    if (fam.empty()) {
+      skip("unknown source");
+      continue;
+    }
+    const YAML::Node m = e["model"], hw = e["hardware"], par = e["parallelism"], meas = e["measured"];
+    if (!m || !hw || !par || !meas) {
+      skip("model, hardware, parallelism or measured missing");
+      continue;
+    }
+    const std::string arch = text(m["arch"]);
+    if (contains(lower(arch), "moe") || contains(lower(arch), "mixture of experts") || m["experts"] || m["num_experts"]) {
+      skip("MoE");
+      continue;
+    }
+
+    // Model dims.
+    const auto layers = number(m["layers"]), hidden = number(m["hidden"]), heads = number(m["heads"]);
+    std::optional<double> seq = number(m["seq_len"]);
+    if (!seq && fam == "torchtitan") seq = 8192;  // llama3_*.toml default
+    if (!layers || !hidden || !heads || !seq) {
+      skip("model dims (layers, hidden, heads, seq_len) not printed");
+      continue;
+    }
+
+    // Hardware.
+    const auto count = number(hw["count"]);
+    if (!count) {
+      skip("GPU count not printed");
+      continue;
+    }
+    const std::string gpu_name = text(hw["gpu"]);
+    const std::optional<hardware::GpuSpec> spec = more_detail::gpu_for(gpu_name);
+    if (!spec) {
+      skip("unknown GPU '" + gpu_name + "'");
+      continue;
+    }
+    const int64_t n = static_cast<int64_t>(*count);
+    if (fam == "nanotron" && n > 8) {
+      skip("multi-node row, network not printed");
+      continue;
+    }
+
+    // Layout.
+    const auto tp = number(par["tp"]), pp = number(par["pp"]);
+    const double cp = number(par["cp"]).value_or(1);
+    if (!tp || !pp) {
+      skip("tp / pp not printed");
+      continue;
+    }
+    const std::string zero_text = text(par["zero_fsdp"]);
+    const bool fsdp_like = contains(zero_text, "FSDP") || contains(zero_text, "HSDP");
+    std::optional<double> dp = number(par["dp"]);
+    if (!dp && fsdp_like) {
+      const int64_t tpc = static_cast<int64_t>(*tp * *pp * cp);
+      if (tpc > 0 && n % tpc == 0) dp = static_cast<double>(n / tpc);  // FSDP / HSDP: dp is what is left
+    }
+    if (!dp) {
+      skip("dp not printed");
+      continue;
+    }
+    PublishedRun r;
+    r.id = id;
+    r.metric = Metric::kModelTflops;
+    r.par.tp = static_cast<int64_t>(*tp);
+    r.par.pp = static_cast<int64_t>(*pp);
+    r.par.cp = static_cast<int64_t>(cp);
+    r.par.dp = static_cast<int64_t>(*dp);
+    if (r.par.gpus() != n) {
+      skip("tp*pp*dp*cp = " + str(static_cast<double>(r.par.gpus())) + " != GPU count " + str(*count));
+      continue;
+    }
+
+    // Global batch (sequences).
+    std::optional<double> gb = number(par["global_batch_seqs"]);
+    if (!gb) {
+      if (const auto tokens = number(par["global_batch_tokens"]); tokens && std::fmod(*tokens, *seq) == 0) gb = *tokens / *seq;
+    }
+    if (!gb) {
+      if (const auto local = number(par["local_batch_seqs"])) gb = *local * *dp;
+    }
+    if (!gb) {
+      if (const auto per_dp = number(par["batch_per_dp_seqs"])) gb = *per_dp * *dp;
+    }
+    if (!gb) {
+      skip("global batch not printed (nor tokens per batch, nor local batch)");
+      continue;
+    }
+    r.train.global_batch = static_cast<int64_t>(*gb);
+
+    // Model.
+    r.model.layers = static_cast<int64_t>(*layers);
+    r.model.hidden = static_cast<int64_t>(*hidden);
+    r.model.heads = static_cast<int64_t>(*heads);
+    r.model.kv_heads = static_cast<int64_t>(number(m["kv_heads"]).value_or(*heads));
+    r.model.seq_len = static_cast<int64_t>(*seq);
+    r.model.vocab = static_cast<int64_t>(leading_number(m["vocab"]).value_or(0));
+    r.model.ffn_hidden = static_cast<int64_t>(number(m["ffn_hidden"]).value_or(0));
+    r.model.tied_embeddings = more_detail::flag(m["tied_embeddings"]);
+    const bool llama_like = fam == "llama3" || fam == "torchtitan" || fam == "nanotron" || fam == "olmo-core";
+    if (llama_like) {
+      r.model.ffn = model::Ffn::kSwiglu;
+      if (r.model.vocab == 0 || r.model.ffn_hidden == 0) detail::fill_llama(r.model, arch);
+    } else {
+      r.model.ffn = model::Ffn::kGelu;  // GPT gelu; Nemotron squared ReLU (also 2 GEMMs)
+      if (fam == "llm-foundry") {
+        r.model.learned_position_embedding = true;
+        r.model.tied_embeddings = true;
+        if (r.model.vocab == 0) r.model.vocab = 50368;
+      } else if (fam == "nemotron4") {
+        if (r.model.vocab == 0) r.model.vocab = 256000;
+      } else if (fam == "megatron-lm-readme") {
+        r.model.learned_position_embedding = true;
+      } else if (fam == "fp8-lm") {
+        if (r.model.vocab == 0) r.model.vocab = 50257;
+      }
+      if (r.model.ffn_hidden == 0) r.model.ffn_hidden = 4 * r.model.hidden;
+    }
+    if (r.model.vocab == 0 || r.model.ffn_hidden == 0) {
+      skip("vocab / ffn_hidden not printed and no default for this architecture");
+      continue;
+    }
+
+    // Cluster.
+    r.cluster.gpu = *spec;
+    r.cluster.gpus_per_node = static_cast<int64_t>(number(hw["gpus_per_node"]).value_or(8));
+    if (n % r.cluster.gpus_per_node != 0 && n > r.cluster.gpus_per_node) {
+      skip("GPU count not a multiple of gpus_per_node");
+      continue;
+    }
+    r.cluster.nodes = std::max<int64_t>(1, n / r.cluster.gpus_per_node);
+    if (n < r.cluster.gpus_per_node) r.cluster.gpus_per_node = n;
+    r.cluster.intra_fabric = hardware::IntraFabric::kNvswitch;
+    r.cluster.intra_bandwidth_Bps = spec->nvlink_bandwidth_Bps;  // 300 (A100) / 450 (H100, H200) GB/s per direction
+    const bool a100 = spec->name == "a100-40gb" || spec->name == "a100-80gb";
+    const std::string net = text(hw["inter_node"]);
+    double nic_gbps = a100 ? 200 : 400;
+    if (contains(net, "1600 Gbps per node")) nic_gbps = 200;  // llm-foundry A100 RoCE: 8 x 200 Gb/s
+    else if (contains(net, "400 Gb")) nic_gbps = 400;        // Llama 3, torchtitan, Nemotron-4
+    r.cluster.nics_per_node = 8;
+    r.cluster.nic_bandwidth_Bps = nic_gbps * 1e9 / 8;
+    r.cluster.intra_latency_s = 1e-6;
+    r.cluster.inter_latency_s = 5e-6;
+    r.cluster.oversubscription = 1.0;
+
+    // Precision.
+    const std::string prec = lower(text(par["precision"]) + " " + text(e["precision"]));
+    const bool fp8_allowed = fam == "llm-foundry" || fam == "torchtitan" || fam == "olmo-core";
+    bool fp8 = fp8_allowed && contains(prec, "fp8");
+    if (fam == "fp8-lm") fp8 = prec.rfind("fp8", 0) == 0;
+    r.train.precision = fp8 ? model::Precision::kFp8 : model::Precision::kBf16;
+    r.train.flash_attention = true;
+    // The attention kernel each stack ran: llm-foundry (2023) and nanotron use the flash-attn 2
+    // package, torchtitan PyTorch SDPA's flash backend (FlashAttention-2); the Megatron/NeMo/TE
+    // stacks (Megatron-Core r0.8, Nemotron-4, Llama 3) the generation's default (cuDNN fused
+    // attention, FA3-class, on Hopper).
+    if (fam == "llm-foundry" || fam == "nanotron" || fam == "torchtitan") r.train.attention_kernel = "fa2";
+
+    // Pipeline schedule: interleaved only where printed.
+    const auto vpp = number(par["virtual_pp"]);
+    const std::string sched = lower(text(par["pipeline_schedule"]) + " " + text(par["virtual_pp_note"]));
+    const bool interleaved = r.par.pp > 1 && ((vpp && *vpp > 1) || contains(sched, "interleav"));
+    r.par.schedule = interleaved ? model::Schedule::kInterleaved : model::Schedule::k1F1B;
+    r.par.virtual_stages = interleaved ? static_cast<int64_t>(vpp && *vpp > 1 ? *vpp : 2) : 1;
+
+    // Micro-batch.
+    if (const auto mb = number(par["microbatch"])) {
+      r.par.micro_batch = static_cast<int64_t>(*mb);
+    } else if (fam == "torchtitan") {
+      const int64_t local = r.train.global_batch / r.par.dp;
+      const int64_t micro_batches = r.par.pp > 1 ? r.par.pp * r.par.virtual_stages : 1;
+      r.par.micro_batch = std::max<int64_t>(1, local / micro_batches);
+    } else {
+      r.par.micro_batch = 1;
+    }
+
+    // Recompute as printed.
+    const std::string rc = lower(text(par["recompute"]));
+    const model::Recompute printed_recompute = contains(rc, "full")        ? model::Recompute::kFull
+                                               : contains(rc, "selective") ? model::Recompute::kSelective
+                                                                           : model::Recompute::kNone;
+
+    // Per-source software stack.
+    const bool tp_gt1 = r.par.tp > 1;
+    if (fam == "llama3") {
+      r.par.recompute = printed_recompute;
+      r.par.zero = 2;  // FSDP, parameters kept after forward: optimizer + gradient sharding
+      r.par.overlap_grad_reduce = true;
+      r.par.sequence_parallel = tp_gt1;
+      r.train.tp_comm_overlap = false;
+    } else if (fam == "llm-foundry") {
+      r.par.recompute = printed_recompute;
+      r.par.zero = 3;  // FSDP FULL_SHARD
+      r.par.overlap_grad_reduce = true;
+      r.par.sequence_parallel = false;
+      r.train.tp_comm_overlap = false;
+    } else if (fam == "torchtitan") {
+      r.par.recompute = printed_recompute;
+      r.par.zero = r.par.pp > 1 ? 2 : 3;  // FSDP2; reshard_after_forward = False under PP
+      r.par.overlap_grad_reduce = true;
+      r.par.sequence_parallel = tp_gt1;
+      r.train.tp_comm_overlap = more_detail::flag(par["async_tp"]);
+    } else if (fam == "nemotron4" || fam == "megatron-lm-readme") {
+      r.par.recompute = model::Recompute::kNone;
+      r.par.zero = 1;  // distributed optimizer
+      r.par.overlap_grad_reduce = true;
+      r.par.sequence_parallel = tp_gt1;
+      r.train.tp_comm_overlap = true;
+    } else if (fam == "nanotron") {
+      r.par.recompute = printed_recompute;
+      r.par.zero = contains(zero_text, "ZeRO-1") ? 1 : 0;
+      r.par.overlap_grad_reduce = true;
+      r.par.sequence_parallel = tp_gt1;
+      r.train.tp_comm_overlap = false;
+    } else if (fam == "fp8-lm") {
+      r.par.recompute = model::Recompute::kNone;
+      r.par.zero = 1;
+      r.par.overlap_grad_reduce = true;
+      r.par.sequence_parallel = tp_gt1;
+      r.train.tp_comm_overlap = false;
+    } else {  // olmo-core: HSDP taken as zero 3 (no hybrid sharding in the simulator)
+      r.par.recompute = printed_recompute;
+      r.par.zero = 3;
+      r.par.overlap_grad_reduce = true;
+      r.par.sequence_parallel = tp_gt1;
+      r.train.tp_comm_overlap = false;
+    }
+
+    // What the simulator can represent (as config/scenario.cpp checks a scenario).
+    std::string bad;
+    if (r.cluster.gpus_per_node % r.par.tp != 0) bad = "tp " + str(static_cast<double>(r.par.tp)) + " does not fit in a " +
+                                                       str(static_cast<double>(r.cluster.gpus_per_node)) + "-GPU node";
+    else if (r.model.heads % r.par.tp != 0) bad = "tp does not divide heads";
+    else if (r.model.kv_heads % r.par.tp != 0 && r.par.tp % r.model.kv_heads != 0) bad = "tp and kv_heads incompatible";
+    else if (r.model.ffn_hidden % r.par.tp != 0) bad = "tp does not divide ffn_hidden";
+    else if (r.model.seq_len % r.par.cp != 0) bad = "cp does not divide seq_len";
+    else if (r.par.sequence_parallel && (r.model.seq_len / r.par.cp) % r.par.tp != 0) bad = "sequence parallel: tp does not divide seq_len / cp";
+    else if (r.model.layers < r.par.pp * r.par.virtual_stages) bad = "fewer layers than pipeline chunks";
+    else if (r.train.global_batch % (r.par.dp * r.par.micro_batch) != 0) bad = "global batch not a multiple of dp * micro_batch";
+    else if (interleaved && r.train.micro_batches(r.par) % r.par.pp != 0) bad = "interleaved: micro-batches not a multiple of pp";
+    if (!bad.empty()) {
+      skip("not representable: " + bad);
+      continue;
+    }
+
+    // Measured figure -> model TFLOP/s per GPU.
+    const double flops_per_token = model::model_flops_per_step(r.model, r.train.global_batch) /
+                                   (static_cast<double>(r.train.global_batch) * static_cast<double>(r.model.seq_len));
+    const auto tflops = number(meas["tflops_per_gpu"]);
+    const auto mfu = leading_number(meas["mfu_pct"]);
+    const auto tps = number(meas["tokens_per_s_per_gpu"]);
+    std::optional<double> measured;
+    if (fam == "llama3" || fam == "megatron-lm-readme" || fam == "fp8-lm") {
+      measured = tflops;
+    } else if (fam == "llm-foundry") {
+      if (tflops) measured = tflops;
+      else if (mfu) measured = *mfu / 100 * spec->peak_flops(r.train.precision) / 1e12;
+    } else if (fam == "nemotron4" || fam == "nanotron") {
+      if (mfu) measured = *mfu / 100 * spec->peak_bf16_flops / 1e12;
+    } else {  // torchtitan, olmo-core
+      if (tps) measured = *tps * flops_per_token / 1e12;
+    }
+    if (!measured || !(*measured > 0)) {
+      skip("no measured figure convertible to model TFLOP/s per GPU");
+      continue;
+    }
+    r.measured_tflops = *measured;
+
+    MoreRun run;
+    run.run = r;
+    run.source_family = fam;
+    run.unverified = more_detail::flag(e["source"]["unverified"]);
+    out.push_back(run);
+  }
+  return out;
+}
+
+}  // namespace trainsim::validation

@@ -1,0 +1,163 @@
+// Loading more_runs.yaml (rules: more_runs.hpp). Parse checks only: prediction accuracy on these
+// rows is checked elsewhere.
+#include "more_runs.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <map>
+
+namespace trainsim::validation {
+namespace {
+
+const std::string kMorePath = std::string(TRAINSIM_SOURCE_DIR) + "/test/validation/more_runs.yaml";
+
+const MoreRun* find(const std::vector<MoreRun>& runs, const std::string& id) {
+  for (const MoreRun& r : runs)
+    if (r.run.id == id) return &r;
+  return nullptr;
+}
+
+TEST(MoreRuns, LoadsTheUsableRowsAndSaysWhyTheOthersAreNot) {
+  std::vector<std::string> skipped;
+  const std::vector<MoreRun> runs = load_more_runs(kMorePath, &skipped);
+  std::map<std::string, std::pair<int, int>> by_family;  // used, of which unverified
+  for (const MoreRun& r : runs) {
+    ++by_family[r.source_family].first;
+    if (r.unverified) ++by_family[r.source_family].second;
+  }
+  std::printf("%-52s %-18s %4s %3s %4s %3s %3s %5s %4s %-4s %-4s %4s %8s\n", "id", "family", "tp", "pp", "dp", "cp", "mb", "gb",
+              "zero", "rc", "sch", "prec", "TF/GPU");
+  for (const MoreRun& m : runs) {
+    const PublishedRun& r = m.run;
+    const char* rc = r.par.recompute == model::Recompute::kFull ? "full" : r.par.recompute == model::Recompute::kSelective ? "sel" : "none";
+    const std::string sch = r.par.schedule == model::Schedule::kInterleaved ? "i" + std::to_string(r.par.virtual_stages) : "1f1b";
+    std::printf("%-52s %-18s %4lld %3lld %4lld %3lld %3lld %5lld %4d %-4s %-4s %4s %8.1f\n", r.id.c_str(), m.source_family.c_str(),
+                static_cast<long long>(r.par.tp), static_cast<long long>(r.par.pp), static_cast<long long>(r.par.dp),
+                static_cast<long long>(r.par.cp), static_cast<long long>(r.par.micro_batch),
+                static_cast<long long>(r.train.global_batch), r.par.zero, rc, sch.c_str(), model::to_string(r.train.precision),
+                r.measured_tflops);
+  }
+  for (const auto& [fam, c] : by_family) std::printf("used %-20s %3d (unverified %d)\n", fam.c_str(), c.first, c.second);
+  for (const std::string& s : skipped) std::printf("skipped %s\n", s.c_str());
+  std::printf("used %zu, skipped %zu\n", runs.size(), skipped.size());
+  EXPECT_EQ(runs.size() + skipped.size(), 95u);
+  // 95 rows: torchtitan's 15 Grand Teton H100 rows (no catalog GPU), nanotron's 20 multi-node rows
+  // (network not printed), 5 OLMo-core (GPU count not printed), 7 FP8-LM (batch not printed), 2
+  // Megatron strong-scaling (tp/pp not printed), 1 nanotron 80B (TP16 across nodes) are skipped.
+  ASSERT_GE(runs.size(), 45u);
+
+  for (const MoreRun& m : runs) {
+    const PublishedRun& r = m.run;
+    EXPECT_FALSE(m.source_family.empty()) << r.id;
+    EXPECT_EQ(r.metric, Metric::kModelTflops) << r.id;
+    EXPECT_GT(r.measured_tflops, 0) << r.id;
+    EXPECT_LT(r.measured_tflops, r.cluster.gpu.peak_flops(r.train.precision) / 1e12) << r.id;
+    EXPECT_EQ(r.par.gpus(), r.cluster.nodes * r.cluster.gpus_per_node) << r.id;
+    EXPECT_EQ(r.train.global_batch % (r.par.dp * r.par.micro_batch), 0) << r.id;
+    EXPECT_GT(r.model.vocab, 0) << r.id;
+    EXPECT_GT(r.model.ffn_hidden, 0) << r.id;
+  }
+}
+
+TEST(MoreRuns, PinsParsedValuesOfThreeRows) {
+  const std::vector<MoreRun> runs = load_more_runs(kMorePath);
+
+  // Llama 3 405B, Table 4, 16,384 GPUs, 8K: TP 8, CP 1, PP 16, DP 128, batch 2048 seqs (16M tokens),
+  // 400 TFLOP/s per GPU (41% BF16 MFU); dims 126 x 16384, ffn 53248, 128 heads, 8 KV heads.
+  {
+    const MoreRun* m = find(runs, "llama3_405b_t4_16384gpu_seq8k");
+    ASSERT_NE(m, nullptr);
+    const PublishedRun& r = m->run;
+    EXPECT_EQ(m->source_family, "llama3");
+    EXPECT_TRUE(m->unverified);
+    EXPECT_EQ(r.par.tp, 8);
+    EXPECT_EQ(r.par.pp, 16);
+    EXPECT_EQ(r.par.dp, 128);
+    EXPECT_EQ(r.par.cp, 1);
+    EXPECT_EQ(r.model.seq_len, 8192);
+    EXPECT_EQ(r.model.layers, 126);
+    EXPECT_EQ(r.model.hidden, 16384);
+    EXPECT_EQ(r.model.ffn_hidden, 53248);
+    EXPECT_EQ(r.model.heads, 128);
+    EXPECT_EQ(r.model.kv_heads, 8);
+    EXPECT_EQ(r.model.vocab, 128000);  // "128000 (Table 3)"
+    EXPECT_EQ(r.model.ffn, model::Ffn::kSwiglu);
+    EXPECT_EQ(r.train.global_batch, 2048);
+    EXPECT_DOUBLE_EQ(r.measured_tflops, 400.0);  // tflops_per_gpu: 400
+    EXPECT_EQ(r.par.zero, 2);                    // FSDP, params kept after forward
+    EXPECT_EQ(r.par.recompute, model::Recompute::kNone);
+    EXPECT_EQ(r.par.schedule, model::Schedule::kInterleaved);  // "modified interleaved 1F1B", V not printed -> 2
+    EXPECT_EQ(r.par.virtual_stages, 2);
+    EXPECT_EQ(r.train.precision, model::Precision::kBf16);
+    EXPECT_EQ(r.cluster.gpu.name, "h100-sxm");
+    EXPECT_EQ(r.cluster.nodes, 2048);
+    EXPECT_DOUBLE_EQ(r.cluster.nic_bandwidth_Bps, 400e9 / 8);  // RoCE 400 Gbps per GPU
+  }
+
+  // torchtitan's H100 tables ran on Grand Teton H100s (96 GB HBM2e, 500 W): no catalog part, skipped
+  // with that reason. Its A100 table (docs/performance.md): Llama 3 8B on 64 A100 80GB, FSDP2 64,
+  // local batch 1, seq 8192 (the Llama 3 default), selective (per layer) checkpointing: 2904
+  // tokens/s per GPU; converted with the model FLOPs per token.
+  {
+    EXPECT_EQ(find(runs, "torchtitan_h100_l31_70b_256gpu_2d_asynctp"), nullptr);
+    const MoreRun* m = find(runs, "torchtitan_a100_64gpu_l3_8b_bs1_sel_layer");
+    ASSERT_NE(m, nullptr);
+    const PublishedRun& r = m->run;
+    EXPECT_EQ(m->source_family, "torchtitan");
+    EXPECT_EQ(r.cluster.gpu.name, "a100-80gb");
+    EXPECT_EQ(r.par.tp, 1);
+    EXPECT_EQ(r.par.dp, 64);
+    EXPECT_EQ(r.model.seq_len, 8192);
+    EXPECT_EQ(r.model.layers, 32);
+    EXPECT_EQ(r.model.hidden, 4096);
+    EXPECT_EQ(r.model.ffn_hidden, 14336);
+    EXPECT_EQ(r.train.global_batch, 64);
+    EXPECT_EQ(r.par.micro_batch, 1);
+    EXPECT_EQ(r.par.zero, 3);
+    EXPECT_EQ(r.par.recompute, model::Recompute::kSelective);
+    const double per_token = model::model_flops_per_step(r.model, 64) / (64.0 * 8192);
+    EXPECT_DOUBLE_EQ(r.measured_tflops, 2904 * per_token / 1e12);  // tokens_per_s_per_gpu: 2904
+  }
+
+  // llm-foundry, H100 80GB BF16 table, MPT-70B, 64 GPUs, seq 2048: micro batch 8, grad accum 4, global
+  // batch 2048, full activation checkpointing, FSDP FULL_SHARD; Model TFLOP 4.212583E+14 = 421.3 per
+  // GPU (MFU 42.57%).
+  {
+    const MoreRun* m = find(runs, "llmfoundry_mpt70b_h100_bf16_64gpu_seq2048");
+    ASSERT_NE(m, nullptr);
+    const PublishedRun& r = m->run;
+    EXPECT_EQ(m->source_family, "llm-foundry");
+    EXPECT_EQ(r.par.tp, 1);
+    EXPECT_EQ(r.par.pp, 1);
+    EXPECT_EQ(r.par.dp, 64);
+    EXPECT_EQ(r.model.seq_len, 2048);
+    EXPECT_EQ(r.model.layers, 80);
+    EXPECT_EQ(r.model.hidden, 8192);
+    EXPECT_EQ(r.model.heads, 64);
+    EXPECT_EQ(r.model.ffn_hidden, 32768);
+    EXPECT_EQ(r.model.vocab, 50368);
+    EXPECT_EQ(r.model.ffn, model::Ffn::kGelu);
+    EXPECT_TRUE(r.model.learned_position_embedding);
+    EXPECT_TRUE(r.model.tied_embeddings);
+    EXPECT_EQ(r.train.global_batch, 2048);
+    EXPECT_EQ(r.par.micro_batch, 8);
+    EXPECT_EQ(r.train.micro_batches(r.par), 4);  // grad_accum: 4
+    EXPECT_EQ(r.par.zero, 3);
+    EXPECT_EQ(r.par.recompute, model::Recompute::kFull);
+    EXPECT_EQ(r.train.precision, model::Precision::kBf16);
+    EXPECT_DOUBLE_EQ(r.measured_tflops, 421.3);  // tflops_per_gpu: 421.3
+  }
+
+  // And an A100 llm-foundry row, where the column is printed as 100x: MFU 35.87% x 312 = 111.9.
+  {
+    const MoreRun* m = find(runs, "llmfoundry_mpt70b_a100_40_64gpu_seq2048");
+    ASSERT_NE(m, nullptr);
+    EXPECT_EQ(m->run.cluster.gpu.name, "a100-40gb");
+    EXPECT_DOUBLE_EQ(m->run.cluster.nic_bandwidth_Bps, 200e9 / 8);  // 1600 Gbps per node = 8 x 200
+    EXPECT_NEAR(m->run.measured_tflops, 0.3587 * 312, 1e-9);
+  }
+}
+
+}  // namespace
+}  // namespace trainsim::validation

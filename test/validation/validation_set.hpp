@@ -1,0 +1,116 @@
+// The whole validation set (published_runs.yaml + more_runs.yaml), the fit of the end-to-end
+// constants (model/compute.hpp Calibration) and leave-one-source-out accuracy.
+//
+// Rules (issue 13):
+//  - One third of the rows never take part in any fit: every row whose position in id order is
+//    2 mod 3 (`held_out_third`). They are reported on their own.
+//  - The fit: a grid over each constant's plausible range (kGrid below), minimising the mean |error|
+//    over the fitted rows. Never per row.
+//  - Leave-one-source-out: for each source family, fit on the fitted rows of the other families,
+//    then measure that family's rows (all of them). The headline accuracy.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "more_runs.hpp"
+#include "published_runs.hpp"
+
+namespace trainsim::validation {
+
+struct Row {
+  PublishedRun run;
+  std::string family;
+  bool held_out = false;  // in the third kept out of every fit
+};
+
+inline std::string published_family(const std::string& id) {
+  if (id.rfind("megatron_sc21", 0) == 0) return "megatron-sc21";
+  if (id.rfind("korthikanti22", 0) == 0) return "korthikanti22";
+  if (id.rfind("nemo2407", 0) == 0) return "nemo-24.07";
+  return "other";
+}
+
+inline std::string reference_file(const std::string& name) {
+  const std::string shared = std::string(TRAINSIM_SOURCE_DIR) + "/../shared/reference/" + name;
+  if (std::filesystem::exists(shared)) return shared;
+  return std::string(TRAINSIM_SOURCE_DIR) + "/test/validation/" + name;
+}
+
+inline std::vector<Row> validation_rows() {
+  std::vector<Row> rows;
+  for (auto& r : load_published_runs(reference_file("published_runs.yaml"))) rows.push_back({r, published_family(r.id)});
+  for (auto& m : load_more_runs(std::string(TRAINSIM_SOURCE_DIR) + "/test/validation/more_runs.yaml"))
+    rows.push_back({m.run, m.source_family});
+  std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.run.id < b.run.id; });
+  for (size_t i = 0; i < rows.size(); ++i) rows[i].held_out = i % 3 == 2;
+  return rows;
+}
+
+// Signed error of the prediction, in percent of the measured figure.
+inline double error_pct(const PublishedRun& r, const model::Calibration& c) {
+  return (predict_tflops(r, c) - r.measured_tflops) / r.measured_tflops * 100;
+}
+
+// The grid of plausible values (compute.hpp states each range).
+struct Grid {
+  std::vector<double> sustained, step_host_s;
+};
+inline Grid calibration_grid() {
+  Grid g;
+  for (int i = 0; i <= 15; ++i) g.sustained.push_back(0.70 + 0.02 * i);
+  g.step_host_s = {0.01, 0.02, 0.05, 0.1, 0.2, 0.3};
+  return g;
+}
+
+// The constants minimising the mean |error| over `rows` that `use` selects.
+template <class Use>
+model::Calibration fit(const std::vector<Row>& rows, Use use, double* best_mean = nullptr) {
+  const Grid g = calibration_grid();
+  model::Calibration best;
+  double best_err = std::numeric_limits<double>::infinity();
+  for (double s : g.sustained)
+    for (double h : g.step_host_s) {
+        model::Calibration c;
+        c.sustained_compute = s;
+        c.step_host_overhead_s = h;
+        double sum = 0;
+        int n = 0;
+        for (const Row& r : rows) {
+          if (!use(r)) continue;
+          sum += std::fabs(error_pct(r.run, c));
+          ++n;
+        }
+        const double mean = n > 0 ? sum / n : 0;
+        if (mean < best_err) {
+          best_err = mean;
+          best = c;
+        }
+      }
+  if (best_mean != nullptr) *best_mean = best_err;
+  return best;
+}
+
+struct Accuracy {
+  double mean_abs = 0, mean_signed = 0, max_abs = 0;
+  int rows = 0;
+  void add(double e) {
+    mean_abs += std::fabs(e);
+    mean_signed += e;
+    max_abs = std::max(max_abs, std::fabs(e));
+    ++rows;
+  }
+  void finish() {
+    if (rows > 0) {
+      mean_abs /= rows;
+      mean_signed /= rows;
+    }
+  }
+};
+
+}  // namespace trainsim::validation
