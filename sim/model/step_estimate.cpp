@@ -88,10 +88,20 @@ StepEstimate estimate_step(const StepCosts& costs, const ModelSpec& model, const
   e.bubble_s = (p - 1) / d(v) * per_mb;
 
   if (par.pp > 1) {
-    // Neighbouring stages are tp*cp*dp ranks apart: another node once that spans a node. Megatron
-    // sends and receives blocking (batch_isend_irecv, then wait) between its passes.
-    const bool inter = par.tp * par.cp * par.dp >= cluster.gpus_per_node;
-    e.pp_comm_s = 2 * (m * d(v) + p - 1) * p2p_time_s(cluster, inter, activation);
+    // Neighbouring stages are tp*cp*dp ranks apart (stage s starts at GPU s x span): a boundary
+    // crosses nodes when its two stages' first GPUs sit on different nodes. The transfers cost the
+    // mean over the chunk boundaries the micro-batches cross (with interleaving, chunk p-1 -> p wraps
+    // from the last stage to the first). Megatron sends and receives blocking (batch_isend_irecv,
+    // then wait) between its passes.
+    const int64_t span = par.tp * par.cp * par.dp;
+    const int64_t chunks = par.pp * v;
+    auto node_of = [&](int64_t stage) { return stage * span / cluster.gpus_per_node; };
+    double sum = 0;
+    for (int64_t g = 0; g + 1 < chunks; ++g) {
+      const bool inter = node_of(g % par.pp) != node_of((g + 1) % par.pp);
+      sum += p2p_time_s(cluster, inter, activation);
+    }
+    e.pp_comm_s = 2 * (m * d(v) + p - 1) * sum / d(chunks - 1);
   }
 
   // DP sync of the step's gradients, and what repeats every micro-batch under ZeRO 2/3 (overlapping

@@ -139,3 +139,24 @@ TEST(CliTest, VersionAndUnknownSubcommand) {
 }
 
 }  // namespace
+
+namespace {
+
+// Issue 13: scenarios/gpt3-175b-pcie.yaml (TP4 on 8 x H100 PCIe behind one 64 GB/s bridge) names the
+// interconnect, and the TP communication it reports, as the bottleneck; the same GPUs on NVSwitch
+// are compute-bound and several times faster (the layer-level figures: compute_test.cpp).
+TEST(CliTest, TensorParallelOverPcieIsTheBottleneck) {
+  auto pcie = trainsim("run " + scenario("gpt3-175b-pcie.yaml") + " --steps 2 --json - --quiet");
+  ASSERT_EQ(pcie.code, 0) << pcie.err;
+  auto nv = trainsim("run " + scenario("gpt3-175b-pcie.yaml") +
+                     " --steps 2 --json - --quiet --set cluster.intra_node.fabric=nvswitch --set cluster.intra_node.bandwidth=450GBps");
+  ASSERT_EQ(nv.code, 0) << nv.err;
+  const auto jp = nlohmann::json::parse(pcie.out), jn = nlohmann::json::parse(nv.out);
+  EXPECT_EQ(jp["bottleneck"], "interconnect");
+  EXPECT_NE(jp["bottleneck_reason"].get<std::string>().find("TP/CP communication"), std::string::npos);
+  EXPECT_GT(jp["breakdown_s"]["tp_comm"].get<double>(), 0.5 * jp["step_time_s"]["mean"].get<double>());
+  EXPECT_NE(jn["bottleneck"], "interconnect");
+  EXPECT_GT(jp["step_time_s"]["mean"].get<double>(), 3 * jn["step_time_s"]["mean"].get<double>());
+}
+
+}  // namespace

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "hardware/gpu.hpp"
 
 namespace trainsim::model {
@@ -187,6 +189,52 @@ TEST(Optimizer, AdamIsHbmBound) {
   EXPECT_DOUBLE_EQ(optimizer_time_s(1e9, t, cl), 30e9 / (3350e9 * 0.90));
   t.offload = Offload::kCpu;
   EXPECT_GT(optimizer_time_s(1e9, t, cl), 6e9 / 64e9);  // at least the PCIe transfers
+}
+
+}  // namespace
+}  // namespace trainsim::model
+
+namespace trainsim::model {
+namespace {
+
+// Issue 13: TP8 GPT-3 175B (s 2048, micro-batch 1, SP, bf16) on 8 x H100 PCIe (one Gen5 bridge,
+// 64 GB/s, shared by the node's 8 GPUs) against NVSwitch (450 GB/s per GPU). Alpha-beta of one
+// all-gather or reduce-scatter of S = s h 2 bytes on the bridge: (7/8) S / (r x 64e9 / 8), r = the
+// PCIe busbw curve at S (cost_tables.yaml: 0.909 at 16 MiB, 0.935 at 64 MiB, log-interpolated).
+// Per layer the forward's 4 collectives are exposed (no userbuffers on PCIe) and of the backward's
+// 6 at least the 2 row-parallel all-gathers: so 6 to 10 alpha-beta terms, minus what NVSwitch pays.
+TEST(LayerTime, TpOverPcieCostsWhatTheBridgeImplies) {
+  ModelSpec m;
+  m.layers = 96;
+  m.hidden = 12288;
+  m.ffn_hidden = 4 * 12288;
+  m.heads = 96;
+  m.kv_heads = 96;
+  m.vocab = 51200;
+  m.seq_len = 2048;
+  ParallelSpec p;
+  p.tp = 8;
+  p.sequence_parallel = true;
+  TrainingSpec t;
+  hardware::ClusterSpec nv;
+  nv.gpu = *hardware::find_gpu("h100-pcie");
+  nv.intra_bandwidth_Bps = 450e9;
+  hardware::ClusterSpec pcie = nv;
+  pcie.intra_fabric = hardware::IntraFabric::kPcie;
+  pcie.intra_bandwidth_Bps = 64e9;
+  const double s = 2048.0 * 12288 * 2;
+  const double f = std::log(s / 16777216.0) / std::log(4.0);
+  const double r = 0.909 + f * (0.935 - 0.909);
+  const double ab = 7.0 / 8 * s / (r * 64e9 / 8);
+  const LayerTime on_nv = layer_time(m, p, t, nv);
+  const LayerTime on_pcie = layer_time(m, p, t, pcie);
+  const double extra = on_pcie.tp_comm_s - on_nv.tp_comm_s;
+  EXPECT_GT(extra, 6 * ab - on_nv.tp_comm_s);
+  EXPECT_LT(extra, 10 * ab);
+  // The passes grow by exactly that: the GEMMs are the same on both fabrics.
+  EXPECT_NEAR((on_pcie.forward_s + on_pcie.backward_s) - (on_nv.forward_s + on_nv.backward_s), extra, 1e-12);
+  // And it dominates the layer: the PCIe layer is several times the NVSwitch one.
+  EXPECT_GT(on_pcie.forward_s + on_pcie.backward_s, 3 * (on_nv.forward_s + on_nv.backward_s));
 }
 
 }  // namespace

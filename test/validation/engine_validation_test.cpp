@@ -1,6 +1,6 @@
-// The same published runs as published_runs_test.cpp, predicted by the SimGrid engine (the
-// product's own path: step costs -> simulated schedule, p2p and DP flows) rather than the closed
-// form. Each run is simulated in a forked child: SimGrid allows one Engine per process.
+// The published runs simulated by the SimGrid engine (the product's own path: step costs ->
+// simulated schedule, p2p and DP flows) against the closed form of the same program. Each run is
+// simulated in a forked child: SimGrid allows one Engine per process.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -58,27 +58,28 @@ double simulated_step(const PublishedRun& r) {
   return step;
 }
 
-TEST(EngineValidation, SimulatedThroughputMatchesPublishedRuns) {
+// Issue 13 item 3: the engine (pipeline transfers as blocking flows, DP buckets as flows with NCCL's
+// per-call latency) and the closed form (model/step_estimate.hpp) are two models of one program: they
+// agree within 2% on every published row. The accuracy against the measurements is
+// calibration_test.cpp's.
+TEST(EngineValidation, EngineAndClosedFormAgreeOnEveryPublishedRow) {
   const auto runs = load_published_runs(reference_path());
   ASSERT_GE(runs.size(), 32u);
-  double sum = 0, max_err = 0;
-  std::printf("%-40s %9s %9s %9s %8s\n", "id", "measured", "closed", "engine", "error");
+  double worst = 0;
+  std::printf("%-40s %9s %9s %8s\n", "id", "closed", "engine", "diff");
+  std::fflush(stdout);  // the children fork with this buffer
   for (const auto& r : runs) {
     const double step = simulated_step(r);
     ASSERT_GT(step, 0) << r.id;
-    const double gpus = static_cast<double>(r.par.gpus());
-    const double flops = r.metric == Metric::kHardwareTflops ? model::megatron_eq3_flops(r.model, r.train.global_batch)
-                                                             : model::model_flops_per_step(r.model, r.train.global_batch);
-    const double engine_tf = flops / (gpus * step) / 1e12;
-    const double err = (engine_tf - r.measured_tflops) / r.measured_tflops * 100;
-    std::printf("%-40s %9.1f %9.1f %9.1f %+7.1f%%\n", r.id.c_str(), r.measured_tflops, predict_tflops(r), engine_tf, err);
-    EXPECT_LE(std::fabs(err), 20.0) << r.id;  // issue 4: every row within 20%
-    sum += std::fabs(err);
-    max_err = std::max(max_err, std::fabs(err));
+    const auto costs = model::compute_step_costs(r.model, r.par, r.train, r.cluster);
+    const double closed = model::estimate_step(costs, r.model, r.par, r.train, r.cluster).step_s;
+    const double diff = (step - closed) / closed * 100;
+    std::printf("%-40s %9.3f %9.3f %+7.2f%%\n", r.id.c_str(), closed, step, diff);
+    std::fflush(stdout);
+    EXPECT_LE(std::fabs(diff), 2.0) << r.id;
+    worst = std::max(worst, std::fabs(diff));
   }
-  const double mean = sum / static_cast<double>(runs.size());
-  std::printf("engine: %zu rows, mean |error| %.2f%%, max %.2f%%\n", runs.size(), mean, max_err);
-  EXPECT_LE(mean, 10.0);  // issue 4: within 10% on average
+  std::printf("engine vs closed form: %zu rows, worst %.2f%%\n", runs.size(), worst);
 }
 
 }  // namespace
