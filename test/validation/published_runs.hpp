@@ -227,9 +227,4 @@ inline double predict_tflops(const PublishedRun& r, const model::Calibration& c 
   return e.tflops_per_gpu / 1e12;
 }
 
-// Rows kept out of the fit while tuning, reported separately (one per source family).
-inline bool held_out(const std::string& id) {
-  return id == "megatron_sc21_t1_145.6B" || id == "korthikanti22_530B_seqpar_selective" || id == "nemo2407_llama3_70b";
-}
-
 }  // namespace trainsim::validation
