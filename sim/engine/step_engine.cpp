@@ -99,6 +99,11 @@ class StageActor {
  private:
   void forward(const parallel::PipelineOp& op, StepAccount& acc, bool trace);
   void backward(const parallel::PipelineOp& op, bool last_micro_batch, StepAccount& acc, bool trace);
+  // ZeRO-3 / FSDP: the step's passes layer by layer. Each layer's weights are all-gathered before it
+  // runs (the next layer's gather issued when this one starts: prefetch depth 1), and after each
+  // layer's backward its gradients are reduce-scattered, every micro-batch.
+  void run_zero3_passes(const std::vector<parallel::PipelineOp>& ops, const model::StageCost& stage_cost,
+                        StepAccount& acc, bool trace);
   // Runs `seconds` of the pass on the GPU; `tp_share` of it is exposed TP/CP communication.
   void compute(double seconds, double tp_share, StepAccount& acc, const char* category, const std::string& name, bool trace);
   void receive(sg4::Mailbox* box, StepAccount& acc);
@@ -361,6 +366,42 @@ void StageActor::backward(const parallel::PipelineOp& op, bool last_micro_batch,
 }
 
 
+void StageActor::run_zero3_passes(const std::vector<parallel::PipelineOp>& ops, const model::StageCost& stage_cost,
+                                  StepAccount& acc, bool trace) {
+  Simulation& s = *sim_;
+  auto layers_of = [&](const parallel::PipelineOp& op) {
+    return std::max<int64_t>(1, stage_cost.chunks[op.chunk].layers);
+  };
+  auto gather = [&](const parallel::PipelineOp& op) {
+    const double bytes = stage_cost.param_bytes * s.chunk_share(stage_, op.chunk) / static_cast<double>(layers_of(op));
+    return collective(parallel::CollectiveKind::kAllGather, bytes, 1, "param gather", trace, false);
+  };
+  std::vector<CommJobPtr> next = ops.empty() ? std::vector<CommJobPtr>{} : gather(ops[0]);
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const auto& op = ops[i];
+    const int64_t g = parallel::model_chunk(stage_, op.chunk, s.p_);
+    const auto& cost = s.costs_.stages[stage_].chunks[op.chunk];
+    const bool fwd = op.pass == parallel::Pass::kForward;
+    if (fwd && g > 0) receive(s.act_[replica_][g][op.micro_batch], acc);
+    if (!fwd && g + 1 < s.p_ * s.v_) receive(s.grad_[replica_][g][op.micro_batch], acc);
+    const int64_t n = layers_of(op);
+    const double unit = (fwd ? cost.forward_s : cost.backward_s) * slowdown() / static_cast<double>(n);
+    const std::string name = (fwd ? "F" : "B") + std::to_string(op.micro_batch) + "." + std::to_string(op.chunk);
+    const double grad = stage_cost.grad_bytes * s.chunk_share(stage_, op.chunk) / static_cast<double>(n);
+    for (int64_t l = 0; l < n; ++l) {
+      std::vector<CommJobPtr> cur = std::move(next);
+      next.clear();
+      if (l + 1 < n) next = gather(op);
+      else if (i + 1 < ops.size()) next = gather(ops[i + 1]);
+      for (const auto& job : cur) wait(job, acc);
+      compute(unit, s.tp_share(cost), acc, fwd ? "forward" : "backward", name, trace);
+      if (!fwd) collective(parallel::CollectiveKind::kReduceScatter, grad, 1, "grad reduce-scatter", trace, true);
+    }
+    if (fwd && g + 1 < s.p_ * s.v_) send(s.act_[replica_][g + 1][op.micro_batch], cost.activation_bytes, acc);
+    if (!fwd && g > 0) send(s.grad_[replica_][g - 1][op.micro_batch], cost.activation_bytes, acc);
+  }
+}
+
 void StageActor::operator()() {
   Simulation& s = *sim_;
   rng_.seed(s.opt_.seed * 1000003ULL + static_cast<uint64_t>(s.actor_index(replica_, stage_)));
@@ -377,37 +418,31 @@ void StageActor::operator()() {
     StepAccount acc;
     std::fill(backwards.begin(), backwards.end(), 0);
     pending_.clear();
+    // ZeRO-1/2: the parameters all-gathered after the last optimizer step. Without overlap the step
+    // cannot start before they are there; with it (Megatron's overlap_param_gather) each bucket is
+    // needed by the first forward that uses it: they are awaited when the first forward is done.
+    std::vector<CommJobPtr> gathered_by_first_forward;
     for (const auto& job : param_gather) {
-      // Without overlap the next step cannot start before the parameters are gathered.
       if (!s.sc_.parallel.overlap_grad_reduce) wait(job, acc);
-      else pending_.push_back(job);
+      else gathered_by_first_forward.push_back(job);
     }
     param_gather.clear();
-    // ZeRO-3: each pass first gathers its chunk's parameters; the gather for pass i+1 is issued
-    // when pass i starts (one-ahead prefetch).
-    auto gather_for = [&](const parallel::PipelineOp& op) {
-      const auto& chunk = stage_cost.chunks[op.chunk];
-      return collective(parallel::CollectiveKind::kAllGather, stage_cost.param_bytes * s.chunk_share(stage_, op.chunk),
-                        static_cast<double>(std::max<int64_t>(1, chunk.layers)), "param gather", trace, false);
-    };
-    std::vector<CommJobPtr> next_gather;
-    if (zero3 && !ops.empty()) next_gather = gather_for(ops[0]);
-    for (size_t i = 0; i < ops.size(); ++i) {
-      const auto& op = ops[i];
-      if (zero3) {
-        std::vector<CommJobPtr> cur = std::move(next_gather);
-        next_gather.clear();
-        if (i + 1 < ops.size()) next_gather = gather_for(ops[i + 1]);
-        for (const auto& job : cur) wait(job, acc);
-      }
-      if (op.pass == parallel::Pass::kForward) {
-        forward(op, acc, trace);
-      } else {
-        const bool last = ++backwards[op.chunk] == s.m_;
-        backward(op, last, acc, trace);
+    if (zero3) {
+      run_zero3_passes(ops, stage_cost, acc, trace);
+    } else {
+      for (const auto& op : ops) {
+        if (op.pass == parallel::Pass::kForward) {
+          forward(op, acc, trace);
+          for (const auto& job : gathered_by_first_forward) wait(job, acc);
+          gathered_by_first_forward.clear();
+        } else {
+          const bool last = ++backwards[op.chunk] == s.m_;
+          backward(op, last, acc, trace);
+        }
       }
     }
-    if (multi && !(s.sc_.parallel.overlap_grad_reduce)) {
+    for (const auto& job : gathered_by_first_forward) wait(job, acc);
+    if (multi && !zero3 && !(s.sc_.parallel.overlap_grad_reduce)) {
       // No overlap: the whole gradient is reduced after the last backward.
       collective(s.grad_kind(), stage_cost.grad_bytes, s.real_buckets(stage_), "grad reduce", trace, true);
     }

@@ -65,7 +65,7 @@ StepEstimate estimate_step(const StepCosts& costs, const ModelSpec& model, const
   const double m = d(costs.micro_batches);
   const double p = d(par.pp);
 
-  double per_mb = 0, last_backward = 0, first_forward = 0, grad_bytes = 0, param_bytes = 0, optimizer = 0, activation = 0;
+  double per_mb = 0, last_backward = 0, first_forward = 0, stage_forward = 0, grad_bytes = 0, param_bytes = 0, optimizer = 0, activation = 0;
   for (const StageCost& stage : costs.stages) {
     double f = 0, b = 0;
     for (const ChunkCost& chunk : stage.chunks) {
@@ -76,7 +76,8 @@ StepEstimate estimate_step(const StepCosts& costs, const ModelSpec& model, const
     if (f + b > per_mb) {
       per_mb = f + b;
       last_backward = b;
-      first_forward = f;
+      stage_forward = f;
+      first_forward = stage.chunks.empty() ? f : stage.chunks.front().forward_s;  // the step's first pass
     }
     grad_bytes = std::max(grad_bytes, stage.grad_bytes);
     param_bytes = std::max(param_bytes, stage.param_bytes);
@@ -132,7 +133,7 @@ StepEstimate estimate_step(const StepCosts& costs, const ModelSpec& model, const
     layers = std::max(layers, 1.0);
     const double ag_l = replica_collective(Kind::kAllGather, param_bytes / layers, par, cluster, c);
     const double rs_l = replica_collective(Kind::kReduceScatter, grad_bytes / layers, par, cluster, c);
-    const double cf = first_forward / layers, cb = last_backward / layers;
+    const double cf = stage_forward / layers, cb = last_backward / layers;
     const double fwd = ag_l + (layers - 1) * std::max(0.0, ag_l - cf);
     const double bwd = ag_l + rs_l + (layers - 1) * std::max(0.0, ag_l + rs_l - cb);
     zero3_exposed = m * (fwd + bwd);

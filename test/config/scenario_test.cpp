@@ -119,8 +119,18 @@ TEST(LoadScenario, ContractExample405B) {
   EXPECT_EQ(s.model.kv_heads, 8);
   EXPECT_DOUBLE_EQ(s.cluster.nic_bandwidth_Bps, 50e9);  // "400Gbps" = 50 GB/s
   EXPECT_TRUE(s.cluster.platform_file.empty());        // platform: null
+  // As the Llama 3 paper lays it out (interleaved, first and last stage one layer fewer), with 4
+  // chunks per stage (Meta's 8 need fewer layers than chunks: issue 14).
+  EXPECT_EQ(s.parallel.schedule, model::Schedule::kInterleaved);
+  EXPECT_EQ(s.parallel.virtual_stages, 4);
   ASSERT_EQ(s.notes.size(), 1u);
-  EXPECT_EQ(s.notes[0], "126 layers over 16 stages: 14 x 8, 2 x 7 (first and last)");
+  EXPECT_EQ(s.notes[0], "126 layers over 64 chunks (16 stages x 4): 62 x 2, 2 x 1 (first and last)");
+  // The naive layout beside it: plain 1F1B.
+  const Scenario naive =
+      load_scenario(std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/llama3-405b-16k-1f1b.yaml");
+  EXPECT_EQ(naive.parallel.schedule, model::Schedule::k1F1B);
+  ASSERT_EQ(naive.notes.size(), 1u);
+  EXPECT_EQ(naive.notes[0], "126 layers over 16 stages: 14 x 8, 2 x 7 (first and last)");
 }
 
 TEST(LoadScenario, ReliabilityPresetLlama3) {
