@@ -6,19 +6,21 @@
 //   bubble  = (p - 1) (tf + tb)   1F1B/GPipe     micro-batch on the slowest stage, summed over its
 //           = (p - 1)/v (tf + tb) interleaved    chunks (Megatron SC21 Eq.1 and Sec. 2.2)
 //   pp_comm = 2 (m v + p - 1) t_p2p: blocking boundary sends on the critical path (each micro-batch
-//             slot sends its activations forward and its gradient back), 0 when p = 1
+//             slot sends its activations forward and its gradient back), t_p2p the mean over the
+//             chunk boundaries crossed (intra- or inter-node), 0 when p = 1
 //   dp_comm = gradient sync of the slowest stage over the dp x cp replicas (they hold the same weights):
 //             ring all-reduce (ZeRO 0) or reduce-scatter + all-gather (ZeRO 1/2, same volume), over the
 //             NIC share per GPU, hierarchical when several replicas share a node (layout: tp fastest,
-//             then cp, dp, pp). ZeRO 2 reduce-scatters every micro-batch; ZeRO 3 also all-gathers
-//             the weights forward and backward per micro-batch (and has no post-optimizer gather).
-//             Aggregation oversubscription is not modelled here.
+//             then cp, dp, pp), every bucket call paying NCCL's ring latency (model/compute.hpp).
+//             ZeRO 2 reduce-scatters every micro-batch. ZeRO 3 gathers each layer's weights before its
+//             forward and its backward and reduce-scatters its gradients after the backward, every
+//             micro-batch, one layer prefetched: exposed are the first layer's gather and each
+//             layer's excess of communication over its compute. Aggregation oversubscription is not
+//             modelled here.
 //   exposed = with overlap_grad_reduce: only what does not fit under the last micro-batch's backward
-//             (the reduction) or under the next step's first forward (the ZeRO 1/2 weight
+//             (the reduction) or under the step's first forward pass (the ZeRO 1/2 weight
 //             all-gather, Megatron's overlap_param_gather), and at least the last bucket of each
-//             (40M parameters, Megatron's default); without: all of it.
-//             ZeRO 2/3 per-micro-batch traffic overlaps the compute of the step; only its excess is
-//             exposed.
+//             (grad_bucket_params, Megatron-Core's default); without: all of it.
 //   tflops_per_gpu = model FLOPs (no recompute) / (gpus step); mfu against the dense peak of the
 //   precision; hfu with recompute FLOPs.
 #pragma once
