@@ -107,7 +107,7 @@ class StageActor {
   // Runs `seconds` of the pass on the GPU; `tp_share` of it is exposed TP/CP communication.
   void compute(double seconds, double tp_share, StepAccount& acc, const char* category, const std::string& name, bool trace);
   void receive(sg4::Mailbox* box, StepAccount& acc);
-  void send(sg4::Mailbox* box, double bytes, StepAccount& acc);
+  void send(sg4::Mailbox* box, int64_t to_stage, double bytes, StepAccount& acc);
   // One collective of the stage's DP group: a job per simulated rail, all submitted.
   // `calls`: how many NCCL calls of the real stack the job stands for (their latency is paid).
   std::vector<CommJobPtr> collective(parallel::CollectiveKind kind, double bytes, double calls, const std::string& name,
@@ -290,12 +290,17 @@ void StageActor::receive(sg4::Mailbox* box, StepAccount& acc) {
   delete msg;
 }
 
-void StageActor::send(sg4::Mailbox* box, double bytes, StepAccount& acc) {
+void StageActor::send(sg4::Mailbox* box, int64_t to_stage, double bytes, StepAccount& acc) {
   // Megatron posts its sends and receives together and waits for them before the next pass
-  // (batch_isend_irecv, then wait): the sender waits for its transfer to land.
+  // (batch_isend_irecv, then wait): the sender waits for its transfer to land. NCCL's per-message
+  // latency first, then the bytes on the wire (model::p2p_call_cost, as the closed form counts).
+  Simulation& s = *sim_;
   const double t0 = sg4::Engine::get_clock();
+  const bool inter = s.layout_.node(s.layout_.rank(0, 0, replica_, stage_)) != s.layout_.node(s.layout_.rank(0, 0, replica_, to_stage));
+  const model::NetCallCost call = model::p2p_call_cost(s.sc_.cluster, inter, bytes);
+  if (call.latency_s > 0) sg4::this_actor::sleep_for(call.latency_s);
   auto* msg = new Message{t0};
-  box->put(msg, static_cast<uint64_t>(std::max(1.0, std::round(bytes))));
+  box->put(msg, static_cast<uint64_t>(std::max(1.0, std::round(bytes * call.wire_factor))));
   acc.comm_s += sg4::Engine::get_clock() - t0;
 }
 
@@ -338,7 +343,7 @@ void StageActor::forward(const parallel::PipelineOp& op, StepAccount& acc, bool 
   if (g > 0) receive(s.act_[replica_][g][op.micro_batch], acc);
   compute(cost.forward_s * slowdown(), s.tp_share(cost), acc, "forward",
           "F" + std::to_string(op.micro_batch) + "." + std::to_string(op.chunk), trace);
-  if (g + 1 < s.p_ * s.v_) send(s.act_[replica_][g + 1][op.micro_batch], cost.activation_bytes, acc);
+  if (g + 1 < s.p_ * s.v_) send(s.act_[replica_][g + 1][op.micro_batch], (g + 1) % s.p_, cost.activation_bytes, acc);
 }
 
 void StageActor::backward(const parallel::PipelineOp& op, bool last_micro_batch, StepAccount& acc, bool trace) {
@@ -362,7 +367,7 @@ void StageActor::backward(const parallel::PipelineOp& op, bool last_micro_batch,
   } else {
     compute(seconds, s.tp_share(cost), acc, "backward", name, trace);
   }
-  if (g > 0) send(s.grad_[replica_][g - 1][op.micro_batch], cost.activation_bytes, acc);
+  if (g > 0) send(s.grad_[replica_][g - 1][op.micro_batch], (g - 1) % s.p_, cost.activation_bytes, acc);
 }
 
 
@@ -397,8 +402,8 @@ void StageActor::run_zero3_passes(const std::vector<parallel::PipelineOp>& ops, 
       compute(unit, s.tp_share(cost), acc, fwd ? "forward" : "backward", name, trace);
       if (!fwd) collective(parallel::CollectiveKind::kReduceScatter, grad, 1, "grad reduce-scatter", trace, true);
     }
-    if (fwd && g + 1 < s.p_ * s.v_) send(s.act_[replica_][g + 1][op.micro_batch], cost.activation_bytes, acc);
-    if (!fwd && g > 0) send(s.grad_[replica_][g - 1][op.micro_batch], cost.activation_bytes, acc);
+    if (fwd && g + 1 < s.p_ * s.v_) send(s.act_[replica_][g + 1][op.micro_batch], (g + 1) % s.p_, cost.activation_bytes, acc);
+    if (!fwd && g > 0) send(s.grad_[replica_][g - 1][op.micro_batch], (g - 1) % s.p_, cost.activation_bytes, acc);
   }
 }
 

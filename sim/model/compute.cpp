@@ -165,13 +165,25 @@ NetCallCost net_call_cost(const hardware::ClusterSpec& cluster, Kind kind, int64
   return cost;
 }
 
+NetCallCost p2p_call_cost(const hardware::ClusterSpec& cluster, bool inter_node, double bytes) {
+  const CollectiveCostData& cd = collective_cost_data();
+  NetCallCost cost;
+  if (inter_node) {
+    cost.latency_s = cd.base_latency_s + cd.net_hop_s;
+    cost.wire_factor = 1 / cd.net_efficiency.at(bytes);
+  } else {
+    const bool pcie = cluster.intra_fabric == hardware::IntraFabric::kPcie;
+    cost.latency_s = cd.base_latency_s + (pcie ? cd.pcie_hop_s : cd.nvlink_hop_s);
+    cost.wire_factor = 1 / collective_cost_data().intra(fabric_kind(cluster, Kind::kP2p)).p2p.at(bytes);
+  }
+  return cost;
+}
+
 double p2p_time_s(const hardware::ClusterSpec& cluster, bool inter_node, double bytes) {
   if (bytes <= 0) return 0;
-  const CollectiveCostData& cd = collective_cost_data();
-  if (inter_node)
-    return cd.base_latency_s + cd.net_hop_s + bytes / (cluster.nic_bandwidth_per_gpu_Bps() * cd.net_efficiency.at(bytes));
-  return intra_collective_time_s(cluster, Kind::kP2p, 2, bytes) + cd.base_latency_s +
-         (cluster.intra_fabric == hardware::IntraFabric::kPcie ? cd.pcie_hop_s : cd.nvlink_hop_s);
+  const NetCallCost call = p2p_call_cost(cluster, inter_node, bytes);
+  const double link = inter_node ? cluster.nic_bandwidth_per_gpu_Bps() : cluster.intra_bandwidth_Bps;
+  return call.latency_s + bytes * call.wire_factor / link;
 }
 
 double grad_bytes_per_param(const TrainingSpec& train) {

@@ -74,8 +74,10 @@ struct NetCallCost {
 };
 NetCallCost net_call_cost(const hardware::ClusterSpec& cluster, collectives::Kind kind, int64_t n, int64_t ranks_per_node,
                           double bytes);
-// One point-to-point message (pipeline activations) inside a node or across nodes.
+// One point-to-point message (pipeline activations) inside a node or across nodes, and what it adds
+// to its flow in the engine (p2p_time_s = its latency + wire bytes over the link).
 double p2p_time_s(const hardware::ClusterSpec& cluster, bool inter_node, double bytes);
+NetCallCost p2p_call_cost(const hardware::ClusterSpec& cluster, bool inter_node, double bytes);
 
 // Per-GPU cost of one transformer layer for one micro-batch.
 struct LayerTime {

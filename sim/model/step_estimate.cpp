@@ -66,6 +66,7 @@ StepEstimate estimate_step(const StepCosts& costs, const ModelSpec& model, const
   const double p = d(par.pp);
 
   double per_mb = 0, last_backward = 0, first_forward = 0, stage_forward = 0, grad_bytes = 0, param_bytes = 0, optimizer = 0, activation = 0;
+  double all_stages = 0;
   for (const StageCost& stage : costs.stages) {
     double f = 0, b = 0;
     for (const ChunkCost& chunk : stage.chunks) {
@@ -73,6 +74,7 @@ StepEstimate estimate_step(const StepCosts& costs, const ModelSpec& model, const
       b += chunk.backward_s;
       activation = std::max(activation, chunk.activation_bytes);
     }
+    all_stages += f + b;
     if (f + b > per_mb) {
       per_mb = f + b;
       last_backward = b;
@@ -86,7 +88,9 @@ StepEstimate estimate_step(const StepCosts& costs, const ModelSpec& model, const
 
   StepEstimate e;
   e.compute_s = m * per_mb + costs.step_overhead_s;
-  e.bubble_s = (p - 1) / d(v) * per_mb;
+  // The slowest stage waits for the others to fill and drain the pipeline: their per-micro-batch
+  // time, divided by v when interleaved ((p - 1)/v (tf + tb) when all stages are equal).
+  e.bubble_s = (all_stages - per_mb) / d(v);
 
   if (par.pp > 1) {
     // Neighbouring stages are tp*cp*dp ranks apart (stage s starts at GPU s x span): a boundary
