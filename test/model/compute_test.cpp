@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "hardware/gpu.hpp"
+#include "model/presets.hpp"
 
 namespace trainsim::model {
 namespace {
@@ -204,14 +205,7 @@ namespace {
 // Per layer the forward's 4 collectives are exposed (no userbuffers on PCIe) and of the backward's
 // 6 at least the 2 row-parallel all-gathers: so 6 to 10 alpha-beta terms, minus what NVSwitch pays.
 TEST(LayerTime, TpOverPcieCostsWhatTheBridgeImplies) {
-  ModelSpec m;
-  m.layers = 96;
-  m.hidden = 12288;
-  m.ffn_hidden = 4 * 12288;
-  m.heads = 96;
-  m.kv_heads = 96;
-  m.vocab = 51200;
-  m.seq_len = 2048;
+  const ModelSpec m = *find_model_preset("gpt3-175b");
   ParallelSpec p;
   p.tp = 8;
   p.sequence_parallel = true;
