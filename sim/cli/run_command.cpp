@@ -79,8 +79,8 @@ void check_simulable(const config::Scenario& scenario, int64_t steps, config::Fi
 Outcome simulate_scenario(const config::Scenario& scenario, const SimulateOptions& options) {
   Outcome out;
   out.scenario = scenario;
-  const auto mem = model::memory_per_gpu(scenario.model, scenario.parallel, scenario.training);
-  const double cap = scenario.cluster.gpu.hbm_bytes;
+  const auto mem = model::memory_per_gpu(scenario.model, scenario.parallel, scenario.training, scenario.cluster);
+  const double cap = model::usable_capacity_bytes(scenario.cluster.gpu);
   if (mem.total() > cap) {
     out.fits = false;
     out.infeasible_reason = "does not fit: the busiest GPU needs " + util::format_bytes(mem.total()) + " of " +

@@ -11,7 +11,8 @@
 //   training.steps            at most kMaxSteps (10^6)
 //   training.gpu_hour_price   number >= 0 (currency per GPU-hour; default 0 = no cost line)
 //   training.fp32_main_grads  bool (default false)
-//   training.runtime_reserve  size per GPU (default "10GB")
+//   training.runtime_reserve  size per GPU (default: built from its parts, model/memory.hpp)
+//   training.optimizer_state_precision  fp32 | bf16 (Adam moments; default fp32)
 //   training.flash_attention  bool (default true: fused attention, no s^2 scores kept)
 //   training.tp_comm_overlap  bool (default true: TP collectives overlapped with the GEMMs)
 //   training.attention_kernel default | fa2 | fa3 (default: what a current stack runs on the GPU:
@@ -89,7 +90,8 @@ const std::vector<std::string> kParallelKeys = {"tp",       "pp",        "dp",  
                                                 "recompute", "sequence_parallel", "overlap_grad_reduce"};
 const std::vector<std::string> kTrainingKeys = {"precision",    "optimizer",      "global_batch",    "steps",
                                                 "total_tokens", "offload",        "gpu_hour_price", "fp32_main_grads",
-                                                "runtime_reserve", "flash_attention", "tp_comm_overlap", "attention_kernel"};
+                                                "runtime_reserve", "flash_attention", "tp_comm_overlap", "attention_kernel",
+                                                "optimizer_state_precision"};
 const std::vector<std::string> kReliabilityKeys = {"preset",           "failures_per_gpu_hour", "categories",
                                                    "checkpoint_interval", "checkpoint_write",   "storage_bandwidth",
                                                    "restart"};
@@ -385,7 +387,9 @@ class Reader {
                          std::vector{model::Offload::kNone, model::Offload::kCpu, model::Offload::kNvme});
     if (auto f = get(b, "gpu_hour_price")) t.gpu_hour_price = detail::to_number(*f, 0, 1e6);
     if (auto f = get(b, "fp32_main_grads")) t.fp32_main_grads = detail::to_bool(*f);
-    t.runtime_reserve_bytes = 10e9;
+    if (auto f = get(b, "optimizer_state_precision"))
+      t.optimizer_state_precision =
+          choice(*f, {"fp32", "bf16"}, std::vector{model::Precision::kFp32, model::Precision::kBf16});
     if (auto f = get(b, "runtime_reserve")) t.runtime_reserve_bytes = detail::to_size(*f, false);
     if (auto f = get(b, "flash_attention")) t.flash_attention = detail::to_bool(*f);
     if (auto f = get(b, "tp_comm_overlap")) t.tp_comm_overlap = detail::to_bool(*f);
@@ -539,13 +543,16 @@ class Reader {
     if (interleaved && p.pp < 2)
       fail(at("parallelism.pp"), "schedule: interleaved needs parallelism.pp >= 2, got " + str(p.pp));
     const int64_t chunks = p.pp * p.virtual_stages;  // <= 2^30
-    if (m.layers < chunks) {
+    // Every chunk holds a layer, except that the two ends of the model may hold only the embedding
+    // or only the output layer and loss (Llama 3 405B: 126 layers over 16 stages x 8 chunks).
+    const int64_t least = std::max<int64_t>(1, chunks - 2);
+    if (m.layers < least) {
       if (p.virtual_stages == 1)
-        fail(at("parallelism.pp"), "model.layers = " + str(m.layers) + " is fewer than parallelism.pp = " + str(p.pp) +
-                                       " (every stage needs at least one layer)");
-      fail(at("parallelism.pp"), "model.layers = " + str(m.layers) + " is fewer than pp * virtual_stages = " + str(p.pp) +
-                                     " * " + str(p.virtual_stages) + " = " + str(chunks) +
-                                     " chunks (every chunk needs at least one layer)");
+        fail(at("parallelism.pp"), "model.layers = " + str(m.layers) + " is fewer than parallelism.pp - 2 = " +
+                                       str(least) + " (every stage but the first and the last needs a layer)");
+      fail(at("parallelism.pp"), "model.layers = " + str(m.layers) + " is fewer than pp * virtual_stages - 2 = " +
+                                     str(p.pp) + " * " + str(p.virtual_stages) + " - 2 = " + str(least) +
+                                     " (every chunk but the first and the last needs a layer)");
     }
     if (m.layers % chunks != 0) notes_.push_back(parallel::describe_split(m.layers, p.pp, p.virtual_stages));
 

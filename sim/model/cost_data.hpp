@@ -83,5 +83,6 @@ const CollectiveCostData& collective_cost_data();
 // The embedded YAML texts (sim/hardware/data/kernels.yaml and cost_tables.yaml, at build time).
 const char* kernels_yaml();
 const char* cost_tables_yaml();
+const char* memory_yaml();  // sim/hardware/data/memory.yaml (model/memory_data.hpp)
 
 }  // namespace trainsim::model

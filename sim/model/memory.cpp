@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "model/memory_data.hpp"
 #include "model/transformer.hpp"
 
 namespace trainsim::model {
@@ -33,9 +34,11 @@ bool has_dropout(const ModelSpec& m) { return m.ffn == Ffn::kGelu; }
 //               softmax output                                           e as^2b            [A]
 //               softmax dropout mask and its output (gelu models only)   as^2b + e as^2b    [A]
 //   MLP gelu:   fc1 input e sbh [R]; GeLU input and fc2 input 2 * e sbf [S]; dropout mask sbh [R]
-//   MLP swiglu: gate/up input e sbh [R]; gate output, up output, SiLU(gate) and their product
-//               (the down projection's input) 4 * e sbf [S] (Megatron's fused SwiGLU kernel
-//               recomputes SiLU and keeps 3 * e sbf: we keep the plain op-by-op accounting).
+//   MLP swiglu: gate/up input e sbh [R]; the fused gate+up GEMM's output (2 * e sbf, the SwiGLU
+//               kernel's input, which recomputes SiLU in its backward) and the down projection's
+//               input (e sbf): 3 * e sbf [S]. Megatron-Core's bias_swiglu_impl / Transformer
+//               Engine's swiglu save only their input; Llama 3 405B at s = 8192, TP8: 533 MB per
+//               layer and micro-batch.
 // With e = 2, g = 1, f = 4h and dropout: R = 10 sbh, S = 24 sbh, A = 5as^2b, the paper's
 // 34 sbh + 5as^2b (11 sbh attention + 19 sbh MLP + 4 sbh norms).
 // Tensor parallelism splits [S] and [A] over t; sequence parallelism also splits [R] (Eq.4);
@@ -58,7 +61,7 @@ LayerTerms layer_terms(const ModelSpec& m, const ParallelSpec& par, const Traini
   const double sbh = s * b * h;
   LayerTerms t;
   t.replicated = (2 * e + e + e) * sbh + 2 * d * sbh;
-  const double mlp = m.ffn == Ffn::kSwiglu ? 4 * e * s * b * f : 2 * e * s * b * f;
+  const double mlp = m.ffn == Ffn::kSwiglu ? 3 * e * s * b * f : 2 * e * s * b * f;
   t.split = (e + 2 * e * g + e) * sbh + mlp;
   // Flash attention never materialises the s x s scores: it keeps only the fp32 softmax
   // statistics (one per row per head), which is what selective recompute achieves by hand.
@@ -91,11 +94,14 @@ StateBytesPerParam state_bytes_per_param(const TrainingSpec& train) {
   if (train.precision == Precision::kFp32) {
     sb.weights = 4;
     sb.gradients = 4;  // fp32 gradients are already the main gradients
-    sb.optimizer = train.optimizer == Optimizer::kAdam ? 8 : 0;
+    const double moment = train.optimizer_state_precision == Precision::kBf16 ? 2 : 4;
+    sb.optimizer = train.optimizer == Optimizer::kAdam ? 2 * moment : 0;
   } else {
     sb.weights = 2;
     sb.gradients = 2 + (train.fp32_main_grads ? 4 : 0);
-    sb.optimizer = train.optimizer == Optimizer::kAdam ? 12 : 4;
+    // fp32 master weights (4) + Adam's two moments (4 + 4, or 2 + 2 in bf16).
+    const double moment = train.optimizer_state_precision == Precision::kBf16 ? 2 : 4;
+    sb.optimizer = 4 + (train.optimizer == Optimizer::kAdam ? 2 * moment : 0);
   }
   return sb;
 }
@@ -161,7 +167,10 @@ double in_flight_micro_batches(Schedule schedule, int64_t rank, int64_t p, int64
   return static_cast<double>(m);
 }
 
-std::vector<MemoryBreakdown> memory_per_stage(const ModelSpec& m, const ParallelSpec& par, const TrainingSpec& train) {
+namespace {
+
+std::vector<MemoryBreakdown> stages_memory(const ModelSpec& m, const ParallelSpec& par, const TrainingSpec& train,
+                                           const hardware::ClusterSpec* cluster) {
   const ParamCounts pc = count_params(m);
   const int64_t p = std::max<int64_t>(par.pp, 1);
   const int64_t v = par.schedule == Schedule::kInterleaved ? std::max<int64_t>(par.virtual_stages, 1) : 1;
@@ -224,23 +233,53 @@ std::vector<MemoryBreakdown> memory_per_stage(const ModelSpec& m, const Parallel
       if (last) unit = std::max(unit, output_params);
       mb.buffer_bytes = unit * (2 * sb.weights + sb.gradients);
     }
-    mb.reserve_bytes = train.runtime_reserve_bytes;
+    const double allocated = mb.model_states() + mb.activations + mb.buffer_bytes;
+    if (cluster) {
+      mb.reserve = runtime_reserve(par, train, m, *cluster, allocated);
+    } else {
+      mb.reserve.fixed = std::max(train.runtime_reserve_bytes, 0.0);  // no cluster: no parts to build
+    }
+    mb.reserve_bytes = mb.reserve.total();
     mb.other = mb.reserve_bytes + mb.buffer_bytes;
     out.push_back(mb);
   }
   return out;
 }
 
-MemoryBreakdown memory_per_gpu(const ModelSpec& m, const ParallelSpec& par, const TrainingSpec& train) {
-  const std::vector<MemoryBreakdown> stages = memory_per_stage(m, par, train);
+MemoryBreakdown busiest(const std::vector<MemoryBreakdown>& stages) {
   size_t best = 0;
   for (size_t i = 1; i < stages.size(); ++i)
     if (stages[i].total() > stages[best].total()) best = i;
   return stages[best];
 }
 
+}  // namespace
+
+std::vector<MemoryBreakdown> memory_per_stage(const ModelSpec& m, const ParallelSpec& par, const TrainingSpec& train) {
+  return stages_memory(m, par, train, nullptr);
+}
+std::vector<MemoryBreakdown> memory_per_stage(const ModelSpec& m, const ParallelSpec& par, const TrainingSpec& train,
+                                              const hardware::ClusterSpec& cluster) {
+  return stages_memory(m, par, train, &cluster);
+}
+MemoryBreakdown memory_per_gpu(const ModelSpec& m, const ParallelSpec& par, const TrainingSpec& train) {
+  return busiest(stages_memory(m, par, train, nullptr));
+}
+MemoryBreakdown memory_per_gpu(const ModelSpec& m, const ParallelSpec& par, const TrainingSpec& train,
+                               const hardware::ClusterSpec& cluster) {
+  return busiest(stages_memory(m, par, train, &cluster));
+}
+
 int64_t largest_micro_batch(const ModelSpec& m, const ParallelSpec& par, const TrainingSpec& train,
                             double capacity_bytes) {
+  return largest_micro_batch(m, par, train, nullptr, capacity_bytes);
+}
+int64_t largest_micro_batch(const ModelSpec& m, const ParallelSpec& par, const TrainingSpec& train,
+                            const hardware::ClusterSpec& cluster, double capacity_bytes) {
+  return largest_micro_batch(m, par, train, &cluster, capacity_bytes);
+}
+int64_t largest_micro_batch(const ModelSpec& m, const ParallelSpec& par, const TrainingSpec& train,
+                            const hardware::ClusterSpec* cluster, double capacity_bytes) {
   const int64_t per_replica = train.global_batch / std::max<int64_t>(par.dp, 1);
   // The divisors of the per-replica batch, largest first: O(sqrt(n)) to list (a batch of 2^40
   // sequences has at most a few thousand divisors; counting down from n would take hours).
@@ -263,7 +302,7 @@ int64_t largest_micro_batch(const ModelSpec& m, const ParallelSpec& par, const T
     if (par.schedule == Schedule::kInterleaved && per_replica >= 1 && (per_replica / b) % std::max<int64_t>(par.pp, 1) != 0)
       continue;
     trial.micro_batch = b;
-    if (memory_per_gpu(m, trial, train).total() <= capacity_bytes) return b;
+    if (busiest(stages_memory(m, trial, train, cluster)).total() <= capacity_bytes) return b;
   }
   return 0;
 }

@@ -22,13 +22,18 @@
 //  - Activations: Korthikanti et al. 2022 (reference_formulas.korthikanti22), generalized to GQA
 //    and SwiGLU; models with ffn = swiglu follow the Llama convention of transformer.hpp and also
 //    have no dropout (no dropout masks, no attention-dropout tensors).
-//  - other = training.runtime_reserve_bytes + temporary communication buffers (ZeRO-2 gradient
-//    bucket, ZeRO-3 all-gather/reduce-scatter buffers).
+//  - other = the runtime reserve (CUDA context, library workspaces, NCCL buffers of each
+//    communicator, caching-allocator fragmentation as a fraction of what is allocated; parts and
+//    sources in model/memory_data.hpp and sim/hardware/data/memory.yaml, or the lump
+//    training.runtime_reserve) + temporary communication buffers (ZeRO-2 gradient bucket, ZeRO-3
+//    all-gather/reduce-scatter buffers).
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
+#include "hardware/cluster.hpp"
+#include "model/memory_data.hpp"
 #include "model/spec.hpp"
 
 namespace trainsim::model {
@@ -50,7 +55,8 @@ struct MemoryBreakdown {
   double in_flight_micro_batches = 0; // micro-batches whose activations the rank holds at its peak
                                       // (interleaved: chunk-micro-batches divided by v)
   double layer_activation_bytes = 0;  // kept per layer per micro-batch (layer_activation_bytes())
-  double reserve_bytes = 0;           // training.runtime_reserve_bytes
+  double reserve_bytes = 0;           // runtime reserve: reserve.total()
+  RuntimeReserve reserve;             // its parts (with a cluster; else the fixed lump or 0)
   double buffer_bytes = 0;            // temporary communication buffers
   double offloaded_bytes = 0;         // optimizer states moved to `offload_to` (0 when none)
   Offload offload_to = Offload::kNone;
@@ -95,15 +101,25 @@ double layer_full_activation_bytes(const ModelSpec& m, const ParallelSpec& par, 
 // L(1 + (p-1)/(p v)) layers' worth: Korthikanti's interleaved correction.
 double in_flight_micro_batches(Schedule schedule, int64_t rank, int64_t p, int64_t m, int64_t v);
 
-// Memory of every pipeline rank (index = rank).
+// Memory of every pipeline rank (index = rank). With the cluster, the runtime reserve is built
+// from its parts (model/memory_data.hpp) unless training.runtime_reserve_bytes >= 0 gives a lump;
+// without it, only that lump (or nothing) is counted.
 std::vector<MemoryBreakdown> memory_per_stage(const ModelSpec& m, const ParallelSpec& par, const TrainingSpec& train);
+std::vector<MemoryBreakdown> memory_per_stage(const ModelSpec& m, const ParallelSpec& par, const TrainingSpec& train,
+                                              const hardware::ClusterSpec& cluster);
 // Memory of the busiest rank (largest total()).
 MemoryBreakdown memory_per_gpu(const ModelSpec& m, const ParallelSpec& par, const TrainingSpec& train);
+MemoryBreakdown memory_per_gpu(const ModelSpec& m, const ParallelSpec& par, const TrainingSpec& train,
+                               const hardware::ClusterSpec& cluster);
 
 // Largest micro-batch b that fits in `capacity_bytes`, among the b that divide the per-replica
 // batch global_batch / dp (all other settings as given); 0 when even b = 1 does not fit.
 int64_t largest_micro_batch(const ModelSpec& m, const ParallelSpec& par, const TrainingSpec& train,
                             double capacity_bytes);
+int64_t largest_micro_batch(const ModelSpec& m, const ParallelSpec& par, const TrainingSpec& train,
+                            const hardware::ClusterSpec& cluster, double capacity_bytes);
+int64_t largest_micro_batch(const ModelSpec& m, const ParallelSpec& par, const TrainingSpec& train,
+                            const hardware::ClusterSpec* cluster, double capacity_bytes);
 
 // Fewest GPUs whose memory (capacity - reserve each) holds params * bytes_per_param: the weights
 // alone, nothing else. 0 when reserve >= capacity (no number of GPUs will do).

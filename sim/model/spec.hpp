@@ -53,7 +53,13 @@ struct TrainingSpec {
   Offload offload = Offload::kNone;
   bool fp32_main_grads = false;  // Megatron keeps an fp32 copy of the gradients (+4 bytes/param)
   double gpu_hour_price = 0;     // currency per GPU-hour; 0 = no cost line
-  double runtime_reserve_bytes = 0;  // CUDA context, NCCL buffers, fragmentation: per GPU
+  // Adam moments (and SGD momentum) in fp32, or in bf16 as current stacks can keep them
+  // (Megatron-Core --exp-avg-dtype/--exp-avg-sq-dtype, torchao AdamW8bit-style); master weights stay fp32.
+  Precision optimizer_state_precision = Precision::kFp32;
+  // Per GPU. < 0 = built from its parts (model/memory.hpp RuntimeReserve: CUDA context and
+  // library workspaces, NCCL buffers per communicator, allocator fragmentation); >= 0 = this
+  // lump instead (training.runtime_reserve in a scenario).
+  double runtime_reserve_bytes = -1;
   // Software stack (model/compute.hpp). Defaults = a current Megatron-Core/NeMo stack.
   bool flash_attention = true;   // fused causal attention; false = unfused BMMs + softmax + dropout over s^2 (Megatron-LM 2021/22)
   bool tp_comm_overlap = true;   // TP collectives pipelined with the GEMMs (TE userbuffers); false = Megatron-LM 2021/22

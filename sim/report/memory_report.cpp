@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "hardware/gpu.hpp"
+#include "model/memory_data.hpp"
 #include "model/transformer.hpp"
 
 namespace trainsim::report {
@@ -37,18 +38,18 @@ std::string join(const std::vector<std::string>& parts, const std::string& sep) 
   return out;
 }
 
-double total_bytes(const model::ModelSpec& m, const model::ParallelSpec& p, const model::TrainingSpec& t) {
-  return model::memory_per_gpu(m, p, t).total();
+// Busiest GPU's bytes on the scenario's cluster (the runtime reserve built for this layout).
+double total_bytes(const hardware::ClusterSpec& c, const model::ModelSpec& m, const model::ParallelSpec& p,
+                   const model::TrainingSpec& t) {
+  return model::memory_per_gpu(m, p, t, c).total();
 }
 
-// A layout change that keeps the product of the factors: multiply one of them by `factor`, taking
-// it from dp when dp allows (same GPU count), else growing the job. Returns the note for the text.
-std::string regroup_note(model::ParallelSpec& p, int64_t factor) {
-  if (p.dp % factor == 0) {
-    p.dp /= factor;
-    return "dp=" + std::to_string(p.dp) + ", same " + std::to_string(p.gpus()) + " GPUs";
-  }
-  return std::to_string(p.gpus()) + " GPUs";
+// A layout change at the same GPU count: multiply one factor by `factor`, taking it from dp.
+// False when dp does not allow it (then no suggestion: pasted, it would not load).
+bool regroup(model::ParallelSpec& p, int64_t factor) {
+  if (p.dp % factor != 0) return false;
+  p.dp /= factor;
+  return true;
 }
 
 bool interleave_ok(const model::ParallelSpec& p, const model::TrainingSpec& t) {
@@ -72,7 +73,7 @@ std::vector<MemorySuggestion> suggest(const MemoryPlan& plan, const config::Scen
     model::ParallelSpec p = par;
     p.micro_batch = plan.largest_micro_batch;
     add("micro-batch " + std::to_string(p.micro_batch) + " is the largest that fits",
-        {"parallelism.micro_batch=" + std::to_string(p.micro_batch)}, total_bytes(m, p, train), cap);
+        {"parallelism.micro_batch=" + std::to_string(p.micro_batch)}, total_bytes(sc.cluster, m, p, train), cap);
   }
 
   // More recomputation: the lightest that fits.
@@ -80,7 +81,10 @@ std::vector<MemorySuggestion> suggest(const MemoryPlan& plan, const config::Scen
     if (static_cast<int>(r) <= static_cast<int>(par.recompute)) continue;
     model::ParallelSpec p = par;
     p.recompute = r;
-    const double bytes = total_bytes(m, p, train);
+    const double bytes = total_bytes(sc.cluster, m, p, train);
+    // Under flash attention selective recompute drops only the logsumexp: no suggestion that
+    // changes nothing.
+    if (bytes > 0.99 * plan.breakdown.total()) continue;
     if (bytes <= cap) {
       add(std::string(model::to_string(r)) + " recompute would fit",
           {std::string("parallelism.recompute=") + model::to_string(r)}, bytes, cap);
@@ -92,7 +96,7 @@ std::vector<MemorySuggestion> suggest(const MemoryPlan& plan, const config::Scen
   if (par.tp > 1 && !par.sequence_parallel) {
     model::ParallelSpec p = par;
     p.sequence_parallel = true;
-    const double bytes = total_bytes(m, p, train);
+    const double bytes = total_bytes(sc.cluster, m, p, train);
     if (bytes <= cap) add("sequence parallelism would fit", {"parallelism.sequence_parallel=true"}, bytes, cap);
   }
 
@@ -101,7 +105,7 @@ std::vector<MemorySuggestion> suggest(const MemoryPlan& plan, const config::Scen
     for (int z = par.zero + 1; z <= 3; ++z) {
       model::ParallelSpec p = par;
       p.zero = z;
-      const double bytes = total_bytes(m, p, train);
+      const double bytes = total_bytes(sc.cluster, m, p, train);
       if (bytes <= cap) {
         add("ZeRO-" + std::to_string(z) + " would fit", {"parallelism.zero=" + std::to_string(z)}, bytes, cap);
         break;
@@ -113,18 +117,19 @@ std::vector<MemorySuggestion> suggest(const MemoryPlan& plan, const config::Scen
   if (train.offload == model::Offload::kNone && plan.breakdown.optimizer > 0) {
     model::TrainingSpec t = train;
     t.offload = model::Offload::kCpu;
-    const double bytes = total_bytes(m, par, t);
+    const double bytes = total_bytes(sc.cluster, m, par, t);
     if (bytes <= cap) add("optimizer offload to cpu would fit", {"training.offload=cpu"}, bytes, cap);
   }
 
   // More pipeline stages: the fewest that fit.
   const int64_t v = par.schedule == model::Schedule::kInterleaved ? std::max<int64_t>(par.virtual_stages, 1) : 1;
-  for (int64_t factor = 2; par.pp * factor * v <= m.layers; factor *= 2) {
+  for (int64_t factor = 2; par.pp * factor * v - 2 <= m.layers; factor *= 2) {
     model::ParallelSpec p = par;
     p.pp *= factor;
-    const std::string note = regroup_note(p, factor);
+    if (!regroup(p, factor)) break;
+    const std::string note = "dp=" + std::to_string(p.dp) + ", same " + std::to_string(p.gpus()) + " GPUs";
     if (!interleave_ok(p, train)) continue;
-    const double bytes = total_bytes(m, p, train);
+    const double bytes = total_bytes(sc.cluster, m, p, train);
     if (bytes <= cap) {
       add("pp=" + std::to_string(p.pp) + " would fit (" + note + ")",
           {"parallelism.pp=" + std::to_string(p.pp), "parallelism.dp=" + std::to_string(p.dp)}, bytes, cap);
@@ -138,9 +143,10 @@ std::vector<MemorySuggestion> suggest(const MemoryPlan& plan, const config::Scen
     model::ParallelSpec p = par;
     p.tp *= factor;
     if (m.heads % p.tp != 0 || kv % p.tp != 0 || m.hidden % p.tp != 0 || m.ffn_hidden % p.tp != 0) break;
-    const std::string note = regroup_note(p, factor);
+    if (!regroup(p, factor)) break;
+    const std::string note = "dp=" + std::to_string(p.dp) + ", same " + std::to_string(p.gpus()) + " GPUs";
     if (!interleave_ok(p, train)) continue;
-    const double bytes = total_bytes(m, p, train);
+    const double bytes = total_bytes(sc.cluster, m, p, train);
     if (bytes <= cap) {
       add("tp=" + std::to_string(p.tp) + " would fit (" + note + ")",
           {"parallelism.tp=" + std::to_string(p.tp), "parallelism.dp=" + std::to_string(p.dp)}, bytes, cap);
@@ -148,20 +154,25 @@ std::vector<MemorySuggestion> suggest(const MemoryPlan& plan, const config::Scen
     }
   }
 
-  // A catalog GPU with more HBM: the smallest that fits.
+  // A catalog GPU with more HBM: the smallest that fits (its own usable capacity and reserve).
   std::vector<hardware::GpuSpec> bigger;
   for (const std::string& key : hardware::gpu_keys()) {
     const auto g = hardware::find_gpu(key);
-    if (g && g->hbm_bytes > cap) bigger.push_back(*g);
+    if (g && model::usable_capacity_bytes(*g) > cap) bigger.push_back(*g);
   }
-  std::stable_sort(bigger.begin(), bigger.end(),
-                   [](const hardware::GpuSpec& a, const hardware::GpuSpec& b) { return a.hbm_bytes < b.hbm_bytes; });
+  std::stable_sort(bigger.begin(), bigger.end(), [](const hardware::GpuSpec& a, const hardware::GpuSpec& b) {
+    return model::usable_capacity_bytes(a) < model::usable_capacity_bytes(b);
+  });
   for (const hardware::GpuSpec& g : bigger) {
     if (train.precision == model::Precision::kFp8 && g.peak_fp8_flops <= 0) continue;
-    if (plan.breakdown.total() <= g.hbm_bytes) {
+    hardware::ClusterSpec c = sc.cluster;
+    c.gpu = g;
+    const double bytes = total_bytes(c, m, par, train);
+    const double usable = model::usable_capacity_bytes(g);
+    if (bytes <= usable) {
       char buf[64];
       std::snprintf(buf, sizeof buf, "%.0f", g.hbm_bytes / kGB);
-      add(g.name + " (" + buf + " GB) would fit", {"cluster.gpu=" + g.name}, plan.breakdown.total(), g.hbm_bytes);
+      add(g.name + " (" + buf + " GB) would fit", {"cluster.gpu=" + g.name}, bytes, usable);
       break;
     }
   }
@@ -193,13 +204,13 @@ std::vector<MemorySuggestion> suggest(const MemoryPlan& plan, const config::Scen
       set.push_back("training.offload=cpu");
       what.push_back("optimizer offload to cpu");
     }
-    const double bytes = total_bytes(m, p, t);
+    const double bytes = total_bytes(sc.cluster, m, p, t);
     if (!what.empty() && bytes <= cap) {
       add("no single change fits; " + join(what, " + ") + " together would fit", set, bytes, cap);
     } else {
       add("no single change fits" + (what.empty() ? std::string() : ", nor " + join(what, " + ") + " together") +
               "; the weights alone need " + std::to_string(plan.weights_only.front().gpus_with_reserve) + " GPUs of " +
-              gb(cap) + " GB at bf16",
+              gb(plan.datasheet_bytes) + " GB at bf16",
           {}, bytes, cap);
     }
   }
@@ -217,16 +228,19 @@ MemoryPlan plan_memory(const config::Scenario& sc) {
   plan.training = sc.training;
   plan.gpus = sc.parallel.gpus();
   plan.params = model::count_params(sc.model).total;
-  plan.breakdown = model::memory_per_gpu(sc.model, sc.parallel, sc.training);
-  plan.capacity_bytes = sc.cluster.gpu.hbm_bytes;
+  plan.breakdown = model::memory_per_gpu(sc.model, sc.parallel, sc.training, sc.cluster);
+  plan.capacity_bytes = model::usable_capacity_bytes(sc.cluster.gpu);
+  plan.datasheet_bytes = sc.cluster.gpu.hbm_bytes;
   plan.fits = plan.breakdown.total() <= plan.capacity_bytes;
-  plan.largest_micro_batch = model::largest_micro_batch(sc.model, sc.parallel, sc.training, plan.capacity_bytes);
+  plan.largest_micro_batch =
+      model::largest_micro_batch(sc.model, sc.parallel, sc.training, sc.cluster, plan.capacity_bytes);
+  // Weights alone, the back-of-envelope count on the datasheet's HBM (CONTRACT.md: 405B needs 11
+  // at bf16 on 80 GB), and with this layout's runtime reserve kept free on each GPU.
   for (const WeightsPrecision& w : kWeightPrecisions) {
     plan.weights_only.push_back(
-        {w.name, w.bytes_per_param,
-         model::min_gpus_for_weights(plan.params, w.bytes_per_param, plan.capacity_bytes, 0),
-         model::min_gpus_for_weights(plan.params, w.bytes_per_param, plan.capacity_bytes,
-                                     sc.training.runtime_reserve_bytes)});
+        {w.name, w.bytes_per_param, model::min_gpus_for_weights(plan.params, w.bytes_per_param, plan.datasheet_bytes, 0),
+         model::min_gpus_for_weights(plan.params, w.bytes_per_param, plan.datasheet_bytes,
+                                     plan.breakdown.reserve_bytes)});
   }
   if (!plan.fits) plan.suggestions = suggest(plan, sc);
   return plan;
@@ -293,13 +307,22 @@ std::string render_memory_table(const MemoryPlan& plan) {
   // The rest: full recompute's one-layer working set, embedding dropout masks, output logits.
   if (mb.activations - in_layers >= 0.05 * kGB) act_note += " + " + gb(mb.activations - in_layers) + " GB other";
   row("activations", mb.activations, act_note);
+  const model::RuntimeReserve& rr = mb.reserve;
   std::string other_note = "runtime reserve " + gb(mb.reserve_bytes) + " GB";
+  if (rr.fixed < 0) {
+    char parts[200];
+    std::snprintf(parts, sizeof parts, " (CUDA context %.2f, workspaces %.2f, NCCL %.2f in %d communicators, fragmentation %.2f)",
+                  rr.cuda_context / kGB, rr.workspaces / kGB, rr.nccl / kGB, rr.communicators, rr.fragmentation / kGB);
+    other_note += parts;
+  } else {
+    other_note += " (training.runtime_reserve)";
+  }
   if (mb.buffer_bytes > 0) other_note += " + communication buffers " + gb(mb.buffer_bytes) + " GB";
   row("other", mb.other, other_note);
   std::snprintf(line, sizeof line, "  %-12s %9s GB\n", "total", gb(total).c_str());
   os << line;
-  std::snprintf(line, sizeof line, "  %-12s %9s GB   %s\n", "capacity", gb(plan.capacity_bytes).c_str(),
-                plan.gpu_name.c_str());
+  std::snprintf(line, sizeof line, "  %-12s %9s GB   %s, as the driver reports it (datasheet %s GB)\n", "capacity",
+                gb(plan.capacity_bytes).c_str(), plan.gpu_name.c_str(), gb(plan.datasheet_bytes).c_str());
   os << line;
   if (plan.fits) {
     os << "  fits: " << gb(plan.capacity_bytes - total) << " GB free\n";
@@ -312,8 +335,8 @@ std::string render_memory_table(const MemoryPlan& plan) {
     os << "  no micro-batch fits (not even 1)\n";
   os << "\n";
 
-  std::string reserve = gb(t.runtime_reserve_bytes);
-  os << "Weights alone: fewest " << plan.gpu_name << " GPUs (" << gb(plan.capacity_bytes) << " GB each)\n";
+  std::string reserve = gb(mb.reserve_bytes);
+  os << "Weights alone: fewest " << plan.gpu_name << " GPUs (" << gb(plan.datasheet_bytes) << " GB each, datasheet)\n";
   std::snprintf(line, sizeof line, "  %-10s %6s   %s\n", "precision", "GPUs", ("with " + reserve + " GB reserve").c_str());
   os << line;
   for (const WeightsOnly& w : plan.weights_only) {
@@ -337,6 +360,26 @@ std::string render_memory_table(const MemoryPlan& plan) {
   return os.str();
 }
 
+nlohmann::json memory_breakdown_json(const model::MemoryBreakdown& mb) {
+  nlohmann::json b = {{"weights", mb.weights},
+                      {"gradients", mb.gradients},
+                      {"optimizer", mb.optimizer},
+                      {"activations", mb.activations},
+                      {"other", mb.other}};
+  // The parts of `other` (CONTRACT.md memory.breakdown.other_*): they add up to it.
+  const model::RuntimeReserve& r = mb.reserve;
+  if (r.fixed >= 0) {
+    b["other_runtime_reserve"] = r.fixed;
+  } else {
+    b["other_cuda_context"] = r.cuda_context;
+    b["other_workspaces"] = r.workspaces;
+    b["other_nccl"] = r.nccl;
+    b["other_fragmentation"] = r.fragmentation;
+  }
+  b["other_communication_buffers"] = mb.buffer_bytes;
+  return b;
+}
+
 nlohmann::json memory_json(const MemoryPlan& plan) {
   const model::MemoryBreakdown& mb = plan.breakdown;
   nlohmann::json j;
@@ -348,11 +391,8 @@ nlohmann::json memory_json(const MemoryPlan& plan) {
   mem["per_gpu_bytes"] = mb.total();
   mem["capacity_bytes"] = plan.capacity_bytes;
   mem["fits"] = plan.fits;
-  mem["breakdown"] = {{"weights", mb.weights},
-                      {"gradients", mb.gradients},
-                      {"optimizer", mb.optimizer},
-                      {"activations", mb.activations},
-                      {"other", mb.other}};
+  mem["breakdown"] = memory_breakdown_json(mb);
+  mem["nccl_communicators"] = mb.reserve.communicators;
   mem["busiest_stage"] = mb.stage;
   mem["stage_layers"] = mb.layers;
   mem["in_flight_micro_batches"] = mb.in_flight_micro_batches;

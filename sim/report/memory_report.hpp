@@ -27,7 +27,7 @@ struct WeightsOnly {
   std::string precision;       // "bf16", "fp16", "int8", "fp8"
   double bytes_per_param = 0;  // 2, 2, 1, 1
   int64_t gpus = 0;            // model::min_gpus_for_weights without the reserve
-  int64_t gpus_with_reserve = 0;  // with training.runtime_reserve_bytes kept free on each GPU
+  int64_t gpus_with_reserve = 0;  // with the layout's runtime reserve kept free on each GPU
 };
 
 struct MemoryPlan {
@@ -39,7 +39,8 @@ struct MemoryPlan {
   model::ParallelSpec parallel;
   model::TrainingSpec training;
   model::MemoryBreakdown breakdown;  // the busiest GPU
-  double capacity_bytes = 0;   // cluster.gpu.hbm_bytes
+  double capacity_bytes = 0;   // model::usable_capacity_bytes(cluster.gpu): what the driver reports
+  double datasheet_bytes = 0;  // cluster.gpu.hbm_bytes: the nominal HBM
   bool fits = false;           // breakdown.total() <= capacity_bytes
   int64_t largest_micro_batch = 0;  // model::largest_micro_batch at this capacity (0: none fits)
   std::vector<WeightsOnly> weights_only;  // bf16, fp16, int8, fp8 in that order
@@ -61,5 +62,7 @@ std::string render_memory_table(const MemoryPlan& plan);
 //  min_gpus_for_weights: {bf16, fp16, int8, fp8}, min_gpus_for_weights_with_reserve: {...},
 //  suggestions: [{text, set, per_gpu_bytes}]}
 nlohmann::json memory_json(const MemoryPlan& plan);
+// memory.breakdown.* of run and memory reports: the five parts and the parts of `other` (other_*).
+nlohmann::json memory_breakdown_json(const model::MemoryBreakdown& mb);
 
 }  // namespace trainsim::report

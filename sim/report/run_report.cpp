@@ -6,7 +6,9 @@
 #include <sstream>
 
 #include "hardware/cluster.hpp"
+#include "model/memory_data.hpp"
 #include "model/transformer.hpp"
+#include "report/memory_report.hpp"
 #include "util/units.hpp"
 
 namespace trainsim::report {
@@ -86,10 +88,31 @@ void diagnose(const config::Scenario& sc, RunSummary& s) {
     if (sc.parallel.schedule != model::Schedule::kInterleaved)
       s.advice.push_back("interleaved schedule with virtual_stages > 1 divides the bubble by that factor");
   } else if (sc.parallel.recompute != model::Recompute::kNone && recompute_cost >= 0.05) {
-    s.bottleneck = "memory";
-    s.bottleneck_reason = std::string(model::to_string(sc.parallel.recompute)) + " activation recompute, needed to fit in " +
-                          util::format_bytes(s.capacity_bytes) + ", costs " + pct(recompute_cost) + " of the step";
-    s.advice.push_back("a larger-memory GPU (or more pipeline stages) would allow less recompute: it costs " + pct(recompute_cost) + " of the step");
+    // Is it needed? The lightest recompute that still fits says.
+    model::ParallelSpec lighter = sc.parallel;
+    std::string fits_without;
+    for (model::Recompute r : {model::Recompute::kNone, model::Recompute::kSelective}) {
+      if (static_cast<int>(r) >= static_cast<int>(sc.parallel.recompute)) break;
+      lighter.recompute = r;
+      const double bytes = model::memory_per_gpu(sc.model, lighter, sc.training, sc.cluster).total();
+      if (bytes <= s.capacity_bytes) {
+        fits_without = std::string(model::to_string(r)) + " recompute fits (" + util::format_bytes(bytes) + " of " +
+                       util::format_bytes(s.capacity_bytes) + ")";
+        break;
+      }
+    }
+    if (fits_without.empty()) {
+      s.bottleneck = "memory";
+      s.bottleneck_reason = std::string(model::to_string(sc.parallel.recompute)) + " activation recompute, needed to fit in " +
+                            util::format_bytes(s.capacity_bytes) + ", costs " + pct(recompute_cost) + " of the step";
+      s.advice.push_back("a larger-memory GPU (or more pipeline stages) would allow less recompute: it costs " + pct(recompute_cost) + " of the step");
+    } else {
+      s.bottleneck = "compute";
+      s.bottleneck_reason = std::string(model::to_string(sc.parallel.recompute)) + " activation recompute costs " +
+                            pct(recompute_cost) + " of the step and is not needed: " + fits_without;
+      s.advice.push_back("--set parallelism.recompute=" + std::string(model::to_string(lighter.recompute)) + ": " + fits_without +
+                         " and saves up to " + pct(recompute_cost) + " of the step");
+    }
   } else {
     s.bottleneck = "compute";
     s.bottleneck_reason = "compute is " + pct(s.compute_s / step) + " of the step; MFU " + pct(s.mfu);
@@ -105,8 +128,8 @@ RunSummary summarize(const config::Scenario& sc, const model::StepCosts& costs, 
   s.name = sc.name;
   s.gpus = sc.cluster.gpus();
   s.params = model::count_params(sc.model).total;
-  s.memory = model::memory_per_gpu(sc.model, sc.parallel, sc.training);
-  s.capacity_bytes = sc.cluster.gpu.hbm_bytes;
+  s.memory = model::memory_per_gpu(sc.model, sc.parallel, sc.training, sc.cluster);
+  s.capacity_bytes = model::usable_capacity_bytes(sc.cluster.gpu);
   std::vector<double> times;
   double wait = 0;
   for (const auto& r : run.steps) {
@@ -173,12 +196,7 @@ nlohmann::json to_json(const RunSummary& s) {
   j["memory"] = {{"per_gpu_bytes", s.memory.total()},
                  {"capacity_bytes", s.capacity_bytes},
                  {"fits", s.memory.total() <= s.capacity_bytes},
-                 {"breakdown",
-                  {{"weights", s.memory.weights},
-                   {"gradients", s.memory.gradients},
-                   {"optimizer", s.memory.optimizer},
-                   {"activations", s.memory.activations},
-                   {"other", s.memory.other}}}};
+                 {"breakdown", memory_breakdown_json(s.memory)}};
   j["step_time_s"] = {{"mean", s.step_time.mean}, {"p50", s.step_time.p50}, {"p90", s.step_time.p90},
                       {"p99", s.step_time.p99},   {"min", s.step_time.min}, {"max", s.step_time.max},
                       {"std", s.step_time.std}};

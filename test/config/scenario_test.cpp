@@ -76,7 +76,7 @@ TEST(LoadScenario, BaseIsValidWithDefaults) {
   EXPECT_EQ(s.parallel.zero, 0);
   EXPECT_EQ(s.training.steps, 100);
   EXPECT_EQ(s.training.precision, model::Precision::kBf16);
-  EXPECT_DOUBLE_EQ(s.training.runtime_reserve_bytes, 10e9);
+  EXPECT_DOUBLE_EQ(s.training.runtime_reserve_bytes, -1);  // built from its parts (model/memory_data.hpp)
   EXPECT_FALSE(s.training.fp32_main_grads);
   EXPECT_TRUE(s.training.flash_attention);
   EXPECT_TRUE(s.training.tp_comm_overlap);
@@ -110,21 +110,22 @@ TEST(LoadScenario, ContractExample405B) {
   EXPECT_EQ(s.parallel.tp, 8);
   EXPECT_EQ(s.parallel.pp, 16);
   EXPECT_EQ(s.parallel.dp, 128);
-  EXPECT_EQ(s.parallel.zero, 1);
-  EXPECT_EQ(s.parallel.recompute, model::Recompute::kFull);
+  EXPECT_EQ(s.parallel.zero, 2);  // FSDP without resharding after forward
+  EXPECT_EQ(s.parallel.recompute, model::Recompute::kNone);  // no activation checkpointing at 8K
   EXPECT_TRUE(s.parallel.sequence_parallel);
+  EXPECT_FALSE(s.training.tp_comm_overlap);
   EXPECT_EQ(s.training.steps, 1000);
   EXPECT_DOUBLE_EQ(s.training.total_tokens, 15.6e12);
   EXPECT_EQ(s.model.preset, "llama3-405b");
   EXPECT_EQ(s.model.kv_heads, 8);
   EXPECT_DOUBLE_EQ(s.cluster.nic_bandwidth_Bps, 50e9);  // "400Gbps" = 50 GB/s
   EXPECT_TRUE(s.cluster.platform_file.empty());        // platform: null
-  // As the Llama 3 paper lays it out (interleaved, first and last stage one layer fewer), with 4
-  // chunks per stage (Meta's 8 need fewer layers than chunks: issue 14).
+  // As the Llama 3 paper lays it out: interleaved, 8 chunks per stage, first and last stage one
+  // layer fewer (the model's two end chunks hold only the embedding and only the output layer).
   EXPECT_EQ(s.parallel.schedule, model::Schedule::kInterleaved);
-  EXPECT_EQ(s.parallel.virtual_stages, 4);
+  EXPECT_EQ(s.parallel.virtual_stages, 8);
   ASSERT_EQ(s.notes.size(), 1u);
-  EXPECT_EQ(s.notes[0], "126 layers over 64 chunks (16 stages x 4): 62 x 2, 2 x 1 (first and last)");
+  EXPECT_EQ(s.notes[0], "126 layers over 128 chunks (16 stages x 8): 126 x 1, 2 x 0 (first and last)");
   // The naive layout beside it: plain 1F1B.
   const Scenario naive =
       load_scenario(std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/llama3-405b-16k-1f1b.yaml");
@@ -274,7 +275,7 @@ TEST(ScenarioErrors, UnknownKeys) {
   EXPECT_EQ(error_of(kBase + "  colour: red\n"),
             "t.yaml:18:3: unknown key 'colour' in training (valid keys: precision, optimizer, global_batch, steps, "
             "total_tokens, offload, gpu_hour_price, fp32_main_grads, runtime_reserve, flash_attention, tp_comm_overlap, "
-            "attention_kernel)");
+            "attention_kernel, optimizer_state_precision)");
   EXPECT_EQ(error_of(with("  nodes: 2", "  nodes: 2\n  intra_node:\n    bandwith: 1GBps")),
             "t.yaml:12:5: unknown key 'bandwith' in cluster.intra_node (did you mean 'bandwidth'?)");
   EXPECT_EQ(error_of(with("  layers: 24", "  layers: 24\n  layers: 25")), "t.yaml:4:3: duplicate key 'layers' in model (first at line 3)");
@@ -429,11 +430,15 @@ TEST(ScenarioErrors, TensorParallelDivisibility) {
 }
 
 TEST(ScenarioErrors, PipelineAndBatch) {
-  EXPECT_EQ(error_of(with("  layers: 24", "  layers: 1")),
-            "t.yaml:14:7: model.layers = 1 is fewer than parallelism.pp = 2 (every stage needs at least one layer)");
-  EXPECT_EQ(error_of(with("  dp: 4", "  dp: 4\n  schedule: interleaved\n  virtual_stages: 13")),
-            "t.yaml:14:7: model.layers = 24 is fewer than pp * virtual_stages = 2 * 13 = 26 chunks (every chunk needs at "
-            "least one layer)");
+  // Only the two end chunks may be empty (embedding alone, output layer and loss alone): L >= n - 2.
+  EXPECT_EQ(error_of(with("  pp: 2\n  dp: 4", "  pp: 8\n  dp: 1"), sets({"model.layers=5"})),
+            "t.yaml:14:7: model.layers = 5 is fewer than parallelism.pp - 2 = 6 (every stage but the first and the last "
+            "needs a layer)");
+  EXPECT_EQ(error_of(with("  pp: 2\n  dp: 4", "  pp: 8\n  dp: 1"), sets({"model.layers=6"})), "no error");
+  EXPECT_EQ(error_of(with("  dp: 4", "  dp: 4\n  schedule: interleaved\n  virtual_stages: 14")),
+            "t.yaml:14:7: model.layers = 24 is fewer than pp * virtual_stages - 2 = 2 * 14 - 2 = 26 (every chunk but "
+            "the first and the last needs a layer)");
+  EXPECT_EQ(error_of(with("  dp: 4", "  dp: 4\n  schedule: interleaved\n  virtual_stages: 13")), "no error");
   EXPECT_EQ(error_of(with("  dp: 4", "  dp: 4\n  virtual_stages: 2")),
             "t.yaml:16:19: parallelism.virtual_stages = 2 needs schedule: interleaved (got 1f1b)");
   EXPECT_EQ(error_of(with("  dp: 4", "  dp: 4\n  schedule: interleaved")),

@@ -239,15 +239,32 @@ TEST(Activations, GroupedQueryAttentionShrinksKandV) {
 
 TEST(Activations, SwigluLlamaLayer) {
   // Llama convention (no dropout): R = 8 sbh (norms 4, QKV input 2, MLP input 2); S = Q 2 + K,V 4g
-  // + out-proj input 2 sbh + 4 tensors of 2 sbf (gate, up, SiLU(gate), product); A = softmax
-  // output only, 2as^2b. Llama 3 405B: g = 8/128, f = 53248.
+  // + out-proj input 2 sbh + 3 tensors of 2 sbf (the fused gate+up output, 2 of them, and the
+  // down projection's input); A = softmax output only, 2as^2b. Llama 3 405B: g = 8/128, f = 53248.
   const ModelSpec m = llama3_405b();
   const double s = 8192, h = 16384, f = 53248, a = 128, g = 8.0 / 128, sbh = s * h;
-  const double expected = 8 * sbh + (4 + 4 * g) * sbh + 8 * s * f + 2 * a * s * s;
+  const double expected = 8 * sbh + (4 + 4 * g) * sbh + 6 * s * f + 2 * a * s * s;
   expect_rel(layer_activation_bytes(m, tp_par(1, false, Recompute::kNone), mixed_adam()), expected);
   // t = 8 with SP and selective recompute: (R + S) / t.
   expect_rel(layer_activation_bytes(m, tp_par(8, true, Recompute::kSelective), mixed_adam()),
-             (8 * sbh + (4 + 4 * g) * sbh + 8 * s * f) / 8);
+             (8 * sbh + (4 + 4 * g) * sbh + 6 * s * f) / 8);
+}
+
+TEST(Activations, Llama405bLayerUnderFlashAttentionIs533MB) {
+  // Issue 14's figure, the tensors Megatron-Core + Transformer Engine keep for one Llama 3 405B
+  // layer at s = 8192, b = 1, TP8 with SP and flash attention: norms' inputs and outputs 4 sbh,
+  // Q + K + V + attention output (2 + 2g) sbh, MLP 3 sbf, all 2 bytes and divided by t = 8, plus
+  // flash attention's fp32 logsumexp 4as/t: 533.2 MB.
+  const ModelSpec m = llama3_405b();
+  TrainingSpec t = mixed_adam();
+  t.flash_attention = true;
+  const double s = 8192, h = 16384, f = 53248, a = 128, g = 8.0 / 128;
+  const double expected = (2 * (4 + 2 + 2 * g) * s * h + 2 * 3 * s * f + 4 * a * s) / 8;
+  expect_rel(layer_activation_bytes(m, tp_par(8, true, Recompute::kNone), t), expected);
+  EXPECT_NEAR(expected / 1e6, 533.2, 0.1);
+  // Selective recompute drops only what flash attention never kept (the s x s scores): the
+  // logsumexp, 0.5 MB of 533.
+  EXPECT_NEAR(layer_activation_bytes(m, tp_par(8, true, Recompute::kSelective), t), expected - 4 * a * s / 8, 1);
 }
 
 TEST(Activations, Fp32DoublesTheValuesNotTheMasks) {

@@ -95,7 +95,8 @@ TEST(MemoryReport, JsonKeysAndValuesForAKnownCase) {
                        b["activations"].get<double>() + b["other"].get<double>();
   EXPECT_DOUBLE_EQ(j["memory"]["per_gpu_bytes"].get<double>(), total);
   EXPECT_NEAR(total / kGB, 43.29, 0.01);
-  EXPECT_DOUBLE_EQ(j["memory"]["capacity_bytes"].get<double>(), 80 * kGB);
+  // What the driver reports for an A100 80GB: 81,920 MiB (sim/hardware/data/memory.yaml).
+  EXPECT_DOUBLE_EQ(j["memory"]["capacity_bytes"].get<double>(), 81920.0 * 1024 * 1024);
   EXPECT_EQ(j["memory"]["fits"], true);
   // Weights alone: 15.4 GB fits on one 80 GB GPU at any precision.
   for (const char* prec : {"bf16", "fp16", "int8", "fp8"}) {
@@ -132,42 +133,48 @@ TEST(MemoryReport, LlamaWithoutRecomputeDoesNotFitFullRecomputeDoes) {
 }
 
 TEST(MemoryReport, NonFittingCaseNamesWhatWouldFit) {
-  // Same 7.5B case on 40 GB A100s: 43.3 GB does not fit. ZeRO-2: 2P + 14P/64 + 2.0 GB activations
-  // + 10 GB reserve + a 40M-parameter gradient bucket = 29.1 GB; pp=2 or tp=2 halve the model
-  // states at the same 64 GPUs; an 80 GB A100 holds the 43.3 GB as is.
+  // Same 7.5B case on 40 GB A100s (40,960 MiB = 42.9 GB as the driver reports it): 43.3 GB does
+  // not fit. ZeRO-2: 2P + 14P/64 + 2.0 GB activations + 10 GB reserve + a 40M-parameter gradient
+  // bucket = 29.1 GB; offloading the 1.4 GB of optimizer states fits; pp=2 or tp=2 halve the model
+  // states at the same 64 GPUs; the smallest catalog GPU with more memory is an H100 (81,559 MiB,
+  // less than an A100 80GB's 81,920).
   const MemoryPlan plan = plan_memory(gpt_7_5b("a100-40gb"));
   const nlohmann::json j = memory_json(plan);
   EXPECT_EQ(j["memory"]["fits"], false);
   EXPECT_EQ(j["memory"]["largest_micro_batch"], 0);
   std::vector<std::string> texts;
   for (const auto& s : j["suggestions"]) texts.push_back(s["text"]);
-  EXPECT_EQ(texts, (std::vector<std::string>{"ZeRO-2 would fit", "pp=2 would fit (dp=32, same 64 GPUs)",
-                                             "tp=2 would fit (dp=32, same 64 GPUs)", "a100-80gb (80 GB) would fit"}));
+  EXPECT_EQ(texts, (std::vector<std::string>{"ZeRO-2 would fit", "optimizer offload to cpu would fit",
+                                             "pp=2 would fit (dp=32, same 64 GPUs)", "tp=2 would fit (dp=32, same 64 GPUs)",
+                                             "h100-sxm (80 GB) would fit"}));
   const double P = 7467786240.0;
   EXPECT_NEAR(j["suggestions"][0]["per_gpu_bytes"].get<double>(),
               2 * P + 14 * P / 64 + 2021654528.0 + 10 * kGB + 40e6 * 2, 4.0);
-  EXPECT_EQ(j["suggestions"][3]["set"][0], "cluster.gpu=a100-80gb");
+  EXPECT_EQ(j["suggestions"][4]["set"][0], "cluster.gpu=h100-sxm");
 
   const std::string table = render_memory_table(plan);
   EXPECT_NE(table.find("  total             43.3 GB\n"), std::string::npos) << table;
-  EXPECT_NE(table.find("  capacity          40.0 GB   a100-40gb\n"), std::string::npos) << table;
-  EXPECT_NE(table.find("DOES NOT FIT: 3.3 GB over capacity"), std::string::npos) << table;
+  EXPECT_NE(table.find("  capacity          42.9 GB   a100-40gb, as the driver reports it (datasheet 40.0 GB)\n"),
+            std::string::npos)
+      << table;
+  EXPECT_NE(table.find("DOES NOT FIT: 0.3 GB over capacity"), std::string::npos) << table;
   EXPECT_NE(table.find("  - ZeRO-2 would fit "), std::string::npos) << table;
   EXPECT_NE(table.find("--set parallelism.zero=2"), std::string::npos) << table;
 }
 
 TEST(MemoryReport, SmallerMicroBatchSuggestion) {
-  // Selective recompute, b = 4 (per-replica batch 256 / 64 = 4): 36 layers x 4 x 34sbh = 41.1 GB of
-  // activations -> 84 GB; b = 2 is 63 GB and fits 80 GB.
+  // Selective recompute, b = 8 (per-replica batch 512 / 64 = 8): 36 layers x 8 x 34sbh = 82 GB of
+  // activations -> 125 GB; b = 4 (41.1 GB of activations) is 84 GB and fits the 85.9 GB an A100
+  // 80GB's driver reports.
   config::Scenario sc = gpt_7_5b("a100-80gb");
   sc.parallel.recompute = model::Recompute::kSelective;
-  sc.parallel.micro_batch = 4;
-  sc.training.global_batch = 256;
+  sc.parallel.micro_batch = 8;
+  sc.training.global_batch = 512;
   const MemoryPlan plan = plan_memory(sc);
   EXPECT_FALSE(plan.fits);
-  EXPECT_EQ(plan.largest_micro_batch, 2);
+  EXPECT_EQ(plan.largest_micro_batch, 4);
   ASSERT_FALSE(plan.suggestions.empty());
-  EXPECT_EQ(plan.suggestions[0].text, "micro-batch 2 is the largest that fits");
+  EXPECT_EQ(plan.suggestions[0].text, "micro-batch 4 is the largest that fits");
   EXPECT_EQ(plan.suggestions[1].text, "full recompute would fit");
 }
 
