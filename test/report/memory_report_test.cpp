@@ -6,6 +6,9 @@
 
 #include "hardware/gpu.hpp"
 #include "model/transformer.hpp"
+#include "util/error.hpp"
+
+#include <filesystem>
 
 namespace trainsim::report {
 namespace {
@@ -203,6 +206,50 @@ TEST(MemoryReport, NothingSingleFits) {
   EXPECT_EQ(plan.suggestions[0].text,
             "no single change fits, nor full recompute + optimizer offload to cpu together; the weights alone need "
             "2 GPUs of 40.0 GB at bf16");
+}
+
+}  // namespace
+}  // namespace trainsim::report
+
+namespace trainsim::report {
+namespace {
+
+// Issue 14: every suggestion, pasted, loads, fits and keeps the GPU count. For every shipped
+// scenario, as it is and pushed out of memory three ways (no recompute; plain DP; 40 GB A100s
+// with no recompute), each suggestion's --set list is applied to the file and re-planned.
+TEST(MemoryAdvice, EverySuggestionForEveryShippedScenarioLoadsFitsAndKeepsTheGpuCount) {
+  const std::vector<std::vector<config::Override>> pushes = {
+      {},
+      {{"parallelism.recompute", "none"}},
+      {{"parallelism.zero", "0"}},
+      {{"cluster.gpu", "a100-40gb"}, {"parallelism.recompute", "none"}, {"training.precision", "bf16"}}};
+  int checked = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(TRAINSIM_SOURCE_DIR) + "/scenarios")) {
+    const std::string path = entry.path().string();
+    for (const auto& push : pushes) {
+      config::Scenario sc;
+      try {
+        sc = config::load_scenario(path, push);
+      } catch (const util::InputError&) {
+        continue;  // that push does not apply to this scenario (e.g. fp8 on an A100)
+      }
+      const MemoryPlan plan = plan_memory(sc);
+      for (const MemorySuggestion& s : plan.suggestions) {
+        if (s.set.empty()) continue;  // "no single change fits": nothing to paste
+        std::vector<config::Override> with = push;
+        for (const std::string& kv : s.set) with.push_back(config::parse_override(kv));
+        SCOPED_TRACE(path + ": " + s.text);
+        config::Scenario changed;
+        ASSERT_NO_THROW(changed = config::load_scenario(path, with));
+        const MemoryPlan after = plan_memory(changed);
+        EXPECT_TRUE(after.fits) << render_memory_table(after);
+        EXPECT_EQ(changed.parallel.gpus(), sc.parallel.gpus());
+        EXPECT_LT(after.breakdown.total(), plan.breakdown.total() * 1.0001 + (after.capacity_bytes - plan.capacity_bytes));
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GE(checked, 10);  // the pushes produce suggestions to check
 }
 
 }  // namespace
