@@ -17,7 +17,8 @@ namespace trainsim::parallel {
 // Layers of each of the pp * virtual_stages chunks, in model order (chunk i; with interleaving
 // chunk i lives on pipeline rank i % pp). Every chunk holds floor(L/n) or floor(L/n) + 1 layers;
 // the short chunks sit at the ends, alternating first, last, second, second-to-last, ...
-// REQUIRES: pp >= 1, virtual_stages >= 1, layers >= pp * virtual_stages.
+// REQUIRES: pp >= 1, virtual_stages >= 1, layers >= max(1, pp * virtual_stages - 2) (only the two
+// end chunks may be empty: they still hold the embedding, or the output layer and loss).
 std::vector<int64_t> split_layers(int64_t layers, int64_t pp, int64_t virtual_stages = 1);
 
 // One line for notes: "126 layers over 16 stages: 14 x 8, 2 x 7 (first and last)";

@@ -107,6 +107,17 @@ TEST(ModelStates, Fp32SgdAndFp8Accounting) {
   EXPECT_DOUBLE_EQ(state_bytes_per_param(t).total(), 16);  // fp8 accounted like bf16
 }
 
+TEST(ModelStates, Bf16AdamMomentsKeepTheFp32Master) {
+  // training.optimizer_state_precision: bf16: fp32 master 4 + two bf16 moments 2 + 2 = 8 bytes of
+  // optimizer state (12 in fp32); with 16-bit weights and gradients 12 bytes per parameter.
+  TrainingSpec t = mixed_adam();
+  t.optimizer_state_precision = Precision::kBf16;
+  EXPECT_DOUBLE_EQ(state_bytes_per_param(t).optimizer, 8);
+  EXPECT_DOUBLE_EQ(state_bytes_per_param(t).total(), 12);
+  t.precision = Precision::kFp32;  // fp32 training, bf16 moments: 4 + 4 + 2 + 2
+  EXPECT_DOUBLE_EQ(state_bytes_per_param(t).total(), 12);
+}
+
 TEST(ModelStates, OffloadMovesOptimizerStatesOffTheGpu) {
   TrainingSpec t = mixed_adam();
   t.offload = Offload::kCpu;

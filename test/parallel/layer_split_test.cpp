@@ -25,6 +25,16 @@ TEST(SplitLayers, Llama3_405bShortensFirstAndLast) {
   EXPECT_EQ(describe_split(126, 16), "126 layers over 16 stages: 14 x 8, 2 x 7 (first and last)");
 }
 
+TEST(SplitLayers, Llama3_405bAsMetaInterleavedIt) {
+  // Issue 14: 126 layers over 16 stages x 8 chunks = 128 chunks of one layer, the model's first
+  // chunk (embedding) and last chunk (output layer, loss) empty: stages 0 and 15 hold 7 layers.
+  V expected(128, 1);
+  expected.front() = 0;
+  expected.back() = 0;
+  EXPECT_EQ(split_layers(126, 16, 8), expected);
+  EXPECT_EQ(describe_split(126, 16, 8), "126 layers over 128 chunks (16 stages x 8): 126 x 1, 2 x 0 (first and last)");
+}
+
 TEST(SplitLayers, OneShortChunkGoesFirst) {
   // 11 = 2 * 4 + 3: one chunk of 2, at the front (embedding).
   EXPECT_EQ(split_layers(11, 4), (V{2, 3, 3, 3}));
