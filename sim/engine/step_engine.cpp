@@ -126,7 +126,8 @@ class StageActor {
 class Simulation {
  public:
   Simulation(const config::Scenario& sc, const model::StepCosts& costs, const EngineOptions& opt)
-      : sc_(sc), costs_(costs), opt_(opt), layout_(sc.parallel, sc.cluster.gpus_per_node) {}
+      : sc_(sc), costs_(costs), opt_(opt), layout_(sc.parallel, sc.cluster.gpus_per_node),
+        dp_overlap_tax_s_(model::estimate_step(costs, sc.model, sc.parallel, sc.training, sc.cluster).dp_overlap_tax_s) {}
 
   RunResult run();
 
@@ -135,6 +136,9 @@ class Simulation {
   const model::StepCosts& costs_;
   const EngineOptions& opt_;
   parallel::RankLayout layout_;
+  // Compute lost per step to the SMs NCCL holds while DP traffic runs beside it (the closed form's
+  // figure, model/step_estimate.hpp): played at the step's end, counted as communication.
+  double dp_overlap_tax_s_ = 0;
   std::unique_ptr<platform::Platform> platform_;
   std::vector<std::vector<parallel::PipelineOp>> plan_;
   int64_t p_ = 1, v_ = 1, m_ = 1, replicas_ = 1;
@@ -453,6 +457,11 @@ void StageActor::operator()() {
     }
     for (const auto& job : pending_) wait(job, acc);
     pending_.clear();
+    if (s.dp_overlap_tax_s_ > 0) {
+      const double t0 = sg4::Engine::get_clock();
+      sg4::this_actor::execute(s.dp_overlap_tax_s_ * sg4::this_actor::get_host()->get_speed());
+      acc.comm_s += sg4::Engine::get_clock() - t0;
+    }
     // Optimizer step on this GPU's (shard of the) states.
     const double opt_start = sg4::Engine::get_clock();
     // The fixed per-step cost (data loading, logging, step launch) is counted with the optimizer:

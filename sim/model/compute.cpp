@@ -96,7 +96,7 @@ double group_collective_time(const hardware::ClusterSpec& cluster, Kind kind, in
 const Calibration& default_calibration() {
   static const Calibration kCalibration = [] {
     Calibration c;
-    c.sustained_compute = 0.78;     // range 0.70-1.00, grid step 0.02
+    c.sustained_compute = 0.80;     // range 0.70-1.00, grid step 0.02
     c.step_host_overhead_s = 0.05;  // range 0.01-0.30 s, grid {0.01, 0.02, 0.05, 0.1, 0.2, 0.3}
     return c;
   }();
@@ -187,7 +187,7 @@ double p2p_time_s(const hardware::ClusterSpec& cluster, bool inter_node, double 
 }
 
 double grad_bytes_per_param(const TrainingSpec& train) {
-  return (train.fp32_main_grads || train.precision == Precision::kFp32) ? 4 : 2;
+  return (train.fp32_main_grads || train.grad_reduce_fp32 || train.precision == Precision::kFp32) ? 4 : 2;
 }
 
 double activation_bytes_per_value(Precision p) { return p == Precision::kFp8 ? 2 : bytes_per_value(p); }

@@ -52,6 +52,12 @@ struct TrainingSpec {
   double total_tokens = 0;       // whole run, for the projection; 0 = project `steps` only
   Offload offload = Offload::kNone;
   bool fp32_main_grads = false;  // Megatron keeps an fp32 copy of the gradients (+4 bytes/param)
+  // Gradients reduced over data parallelism in fp32 (4 bytes a parameter on the wire) although the
+  // passes run in 16 bits: torch FSDP MixedPrecision(reduce_dtype=float32) as torchtitan
+  // (training.mixed_precision_reduce, only choice "float32") and composer >= 0.16.4 ("DEFAULT")
+  // set it, and Llama 3 (paper Sec. 3.3.4: "reduce-scatter gradients in FP32"). Memory unchanged:
+  // the fp32 copy exists only per bucket in flight.
+  bool grad_reduce_fp32 = false;
   double gpu_hour_price = 0;     // currency per GPU-hour; 0 = no cost line
   // Adam moments (and SGD momentum) in fp32, or in bf16 as current stacks can keep them
   // (Megatron-Core --exp-avg-dtype/--exp-avg-sq-dtype, torchao AdamW8bit-style); master weights stay fp32.

@@ -21,6 +21,9 @@
 //             (the reduction) or under the step's first forward pass (the ZeRO 1/2 weight
 //             all-gather, Megatron's overlap_param_gather), and at least the last bucket of each
 //             (grad_bucket_params, Megatron-Core's default); without: all of it.
+//   tax     = what DP traffic hides under compute still takes the SMs its NCCL kernels hold:
+//             min(hidden, compute) x comm_sms / (sms - comm_sms), as for TP (model/compute.cpp),
+//             counted in exposed_comm; the engine adds the same figure (one cost interface).
 //   tflops_per_gpu = model FLOPs (no recompute) / (gpus step); mfu against the dense peak of the
 //   precision; hfu with recompute FLOPs.
 #pragma once
@@ -41,6 +44,7 @@ struct StepEstimate {
   double optimizer_s = 0;
   double pp_comm_s = 0;
   double dp_comm_s = 0;         // whole DP sync time (exposed or not)
+  double dp_overlap_tax_s = 0;  // compute lost to the SMs NCCL holds while DP traffic hides under it (in exposed_comm_s)
   double tflops_per_gpu = 0;    // model FLOP/s per GPU (SI, despite the name): model FLOPs / (gpus * step_s)
   double mfu = 0;
   double hfu = 0;

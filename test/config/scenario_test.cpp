@@ -275,7 +275,7 @@ TEST(ScenarioErrors, UnknownKeys) {
   EXPECT_EQ(error_of(kBase + "  colour: red\n"),
             "t.yaml:18:3: unknown key 'colour' in training (valid keys: precision, optimizer, global_batch, steps, "
             "total_tokens, offload, gpu_hour_price, fp32_main_grads, runtime_reserve, flash_attention, tp_comm_overlap, "
-            "attention_kernel, optimizer_state_precision)");
+            "attention_kernel, optimizer_state_precision, grad_reduce_fp32)");
   EXPECT_EQ(error_of(with("  nodes: 2", "  nodes: 2\n  intra_node:\n    bandwith: 1GBps")),
             "t.yaml:12:5: unknown key 'bandwith' in cluster.intra_node (did you mean 'bandwidth'?)");
   EXPECT_EQ(error_of(with("  layers: 24", "  layers: 24\n  layers: 25")), "t.yaml:4:3: duplicate key 'layers' in model (first at line 3)");

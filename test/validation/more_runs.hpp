@@ -46,13 +46,20 @@
 //    h200, "H100" -> h100-sxm. torchtitan's Grand Teton H100 (96 GB HBM2e, capped at 500 W) has no
 //    catalog entry and no published peak: those rows are skipped (unknown GPU).
 //  - A multi-node row whose source prints no network (nanotron) cannot be costed: skipped.
-//  - Attention kernel: FA2 for llm-foundry, nanotron and torchtitan (flash-attn 2 / SDPA), the GPU's
-//    default (FA3-class on Hopper) for the Megatron-based stacks.
+//  - Attention kernel: FA2 for llm-foundry, nanotron and torchtitan (flash-attn 2 / SDPA) and for
+//    Llama 3 (the paper names no kernel; its pre-training ran before FlashAttention-3 was published,
+//    arXiv:2407.08608, July 2024), the GPU's default (FA3-class on Hopper) for the Megatron-based
+//    stacks.
+//  - Gradients reduced in fp32 (training.grad_reduce_fp32) where the stack does: llm-foundry
+//    (composer >= 0.16.4 "DEFAULT" mixed precision: reduce_dtype float32, llm-foundry's setup.py at
+//    the table's commit pins >=0.16.4,<0.17), torchtitan (mixed_precision_reduce float32) and Llama 3
+//    (paper Sec. 3.3.4).
 //  - Pipeline schedule (all): interleaved only where the row prints it (virtual_pp > 1, or
 //    "interleav..." in pipeline_schedule / virtual_pp_note), with virtual_pp chunks where printed,
-//    else 2 (torchtitan's default stages per rank for looped schedules; the smallest interleave for
-//    Llama 3 and Nemotron-4 340B, which do not print V); otherwise 1F1B (nanotron's "1F1B or AFAB"
-//    has the same bubble). micro_batch as printed, else 1 (torchtitan: below).
+//    or virtual_pp_derived where the source's text fixes V without printing it (Llama 3: one layer
+//    per chunk, the yaml quotes the sentence), else 2 (torchtitan's default stages per rank for
+//    looped schedules; the smallest interleave for Nemotron-4 340B, which does not print V);
+//    otherwise 1F1B (nanotron's "1F1B or AFAB" has the same bubble). micro_batch as printed, else 1 (torchtitan: below).
 //  - llama3: Llama (SwiGLU, dims as printed; vocab the printed 128,000), bf16, no recompute
 //    (printed for 8K, not printed for the 128K stage), FSDP keeping parameters after forward =
 //    zero 2 with overlapped reduce-scatter, sequence parallel when tp > 1 (not printed; 405B without
@@ -347,10 +354,11 @@ inline std::vector<MoreRun> load_more_runs(const std::string& path, std::vector<
     // package, torchtitan PyTorch SDPA's flash backend (FlashAttention-2); the Megatron/NeMo/TE
     // stacks (Megatron-Core r0.8, Nemotron-4, Llama 3) the generation's default (cuDNN fused
     // attention, FA3-class, on Hopper).
-    if (fam == "llm-foundry" || fam == "nanotron" || fam == "torchtitan") r.train.attention_kernel = "fa2";
+    if (fam == "llm-foundry" || fam == "nanotron" || fam == "torchtitan" || fam == "llama3") r.train.attention_kernel = "fa2";
 
     // Pipeline schedule: interleaved only where printed.
-    const auto vpp = number(par["virtual_pp"]);
+    auto vpp = number(par["virtual_pp"]);
+    if (!vpp) vpp = number(par["virtual_pp_derived"]);  // derived from the source's text (the yaml says how)
     const std::string sched = lower(text(par["pipeline_schedule"]) + " " + text(par["virtual_pp_note"]));
     const bool interleaved = r.par.pp > 1 && ((vpp && *vpp > 1) || contains(sched, "interleav"));
     r.par.schedule = interleaved ? model::Schedule::kInterleaved : model::Schedule::k1F1B;
@@ -379,18 +387,21 @@ inline std::vector<MoreRun> load_more_runs(const std::string& path, std::vector<
       r.par.recompute = printed_recompute;
       r.par.zero = 2;  // FSDP, parameters kept after forward: optimizer + gradient sharding
       r.par.overlap_grad_reduce = true;
+      r.train.grad_reduce_fp32 = true;  // paper Sec. 3.3.4: "reduce-scatter gradients in FP32"
       r.par.sequence_parallel = tp_gt1;
       r.train.tp_comm_overlap = false;
     } else if (fam == "llm-foundry") {
       r.par.recompute = printed_recompute;
       r.par.zero = 3;  // FSDP FULL_SHARD
       r.par.overlap_grad_reduce = true;
+      r.train.grad_reduce_fp32 = true;  // composer 0.16.4 (llm-foundry setup.py >=0.16.4,<0.17) "DEFAULT": reduce_dtype float32
       r.par.sequence_parallel = false;
       r.train.tp_comm_overlap = false;
     } else if (fam == "torchtitan") {
       r.par.recompute = printed_recompute;
       r.par.zero = r.par.pp > 1 ? 2 : 3;  // FSDP2; reshard_after_forward = False under PP
       r.par.overlap_grad_reduce = true;
+      r.train.grad_reduce_fp32 = true;  // training.mixed_precision_reduce: default (and only choice) float32
       r.par.sequence_parallel = tp_gt1;
       r.train.tp_comm_overlap = more_detail::flag(par["async_tp"]);
     } else if (fam == "nemotron4" || fam == "megatron-lm-readme") {
@@ -428,7 +439,7 @@ inline std::vector<MoreRun> load_more_runs(const std::string& path, std::vector<
     else if (r.model.ffn_hidden % r.par.tp != 0) bad = "tp does not divide ffn_hidden";
     else if (r.model.seq_len % r.par.cp != 0) bad = "cp does not divide seq_len";
     else if (r.par.sequence_parallel && (r.model.seq_len / r.par.cp) % r.par.tp != 0) bad = "sequence parallel: tp does not divide seq_len / cp";
-    else if (r.model.layers < r.par.pp * r.par.virtual_stages) bad = "fewer layers than pipeline chunks";
+    else if (r.model.layers < std::max<int64_t>(1, r.par.pp * r.par.virtual_stages - 2)) bad = "fewer layers than pipeline chunks (only the two end chunks may be empty)";
     else if (r.train.global_batch % (r.par.dp * r.par.micro_batch) != 0) bad = "global batch not a multiple of dp * micro_batch";
     else if (interleaved && r.train.micro_batches(r.par) % r.par.pp != 0) bad = "interleaved: micro-batches not a multiple of pp";
     if (!bad.empty()) {

@@ -87,8 +87,12 @@ TEST(MoreRuns, PinsParsedValuesOfThreeRows) {
     EXPECT_DOUBLE_EQ(r.measured_tflops, 400.0);  // tflops_per_gpu: 400
     EXPECT_EQ(r.par.zero, 2);                    // FSDP, params kept after forward
     EXPECT_EQ(r.par.recompute, model::Recompute::kNone);
-    EXPECT_EQ(r.par.schedule, model::Schedule::kInterleaved);  // "modified interleaved 1F1B", V not printed -> 2
-    EXPECT_EQ(r.par.virtual_stages, 2);
+    EXPECT_EQ(r.par.schedule, model::Schedule::kInterleaved);  // "modified interleaved 1F1B"
+    // V not printed; Sec. 3.3.2's first chunk holding only the embedding: one layer per chunk,
+    // (126 + 2) / 16 = 8 (virtual_pp_derived).
+    EXPECT_EQ(r.par.virtual_stages, 8);
+    EXPECT_TRUE(r.train.grad_reduce_fp32);               // Sec. 3.3.4
+    EXPECT_EQ(r.train.attention_kernel, "fa2");
     EXPECT_EQ(r.train.precision, model::Precision::kBf16);
     EXPECT_EQ(r.cluster.gpu.name, "h100-sxm");
     EXPECT_EQ(r.cluster.nodes, 2048);
