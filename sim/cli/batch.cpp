@@ -27,6 +27,7 @@ int worker_command(const WorkerOptions& w) {
   SimulateOptions so;
   so.steps = w.steps;
   so.seed = w.seed;
+  so.replicate = !w.no_replicate;
   Outcome out = simulate_scenario(scenario, so);
   nlohmann::json j;
   j["job"] = job_key(w);
@@ -57,6 +58,7 @@ Job make_job(const WorkerOptions& w) {
     job.args.push_back("--steps");
     job.args.push_back(std::to_string(w.steps));
   }
+  if (w.no_replicate) job.args.push_back("--no-replicate");
   return job;
 }
 

@@ -17,6 +17,7 @@ struct WorkerOptions {
   std::vector<std::string> sets;
   uint64_t seed = 1;
   int64_t steps = 0;
+  bool no_replicate = false;
   std::string out_path;
 };
 

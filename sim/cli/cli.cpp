@@ -39,6 +39,7 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--trace-steps", run.trace_steps, "steps recorded in --trace (default 2)")->check(CLI::Range(int64_t{1}, int64_t{1000}));
   run_cmd->add_option("--fidelity", run.fidelity, "auto | full | symmetric")->check(CLI::IsMember({"auto", "full", "symmetric"}));
   run_cmd->add_flag("--quiet", run.quiet, "no progress on standard error");
+  run_cmd->add_flag("--no-replicate", run.no_replicate, "simulate every step (default: once steady, the rest are copies)");
 
   SweepOptions sweep;
   auto* sweep_cmd = app.add_subcommand("sweep", "re-run the scenario at several node counts and find where scaling goes sublinear");
@@ -66,6 +67,7 @@ int main(int argc, char** argv) {
   var_cmd->add_option("--set", variance.sets, "override a scenario key (repeatable)");
   var_cmd->add_option("--steps", variance.steps, "steps simulated per run (default: training.steps)")->check(CLI::Range(int64_t{1}, config::kMaxSteps));
   var_cmd->add_flag("--quiet", variance.quiet, "no progress on standard error");
+  var_cmd->add_flag("--no-replicate", variance.no_replicate, "simulate every step of every run");
   std::string var_resume, var_slurm;
   var_cmd->add_option("--resume", var_resume, "results file: finished runs are kept and not recomputed");
   var_cmd->add_option("--emit-slurm", var_slurm, "write a Slurm job-array script for these runs (and its merge step); simulate nothing");
@@ -84,6 +86,7 @@ int main(int argc, char** argv) {
   worker_cmd->add_option("--set", worker.sets);
   worker_cmd->add_option("--seed", worker.seed);
   worker_cmd->add_option("--steps", worker.steps);
+  worker_cmd->add_flag("--no-replicate", worker.no_replicate);
   worker_cmd->add_option("--out", worker.out_path)->required();
 
   try {

@@ -103,6 +103,7 @@ Outcome simulate_scenario(const config::Scenario& scenario, const SimulateOption
   eo.seed = options.seed;
   eo.fidelity = options.fidelity;
   eo.trace_steps = options.trace_steps;
+  eo.replicate = options.replicate;
   Progress progress(options.progress);
   eo.on_step = [&progress](int64_t done, int64_t total) { progress.update(done, total); };
   if (options.handle_sigint) {
@@ -140,6 +141,7 @@ int run_command(const RunOptions& opt) {
   so.fidelity = parse_fidelity(opt.fidelity);
   so.progress = !opt.quiet;
   so.handle_sigint = true;
+  so.replicate = !opt.no_replicate;
   const bool json_stdout = opt.json_path == "-";
   std::FILE* console = json_stdout ? stderr : stdout;
   Outcome out = simulate_scenario(scenario, so);

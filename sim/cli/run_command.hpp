@@ -23,6 +23,7 @@ struct RunOptions {
   int64_t trace_steps = 2;
   std::string fidelity = "auto";
   bool quiet = false;
+  bool no_replicate = false;     // simulate every step (no steady-state replication)
 };
 
 // Exit codes: 0 ok, 1 infeasible (does not fit: the report says why), 2 bad input, 130 SIGINT.
@@ -48,6 +49,7 @@ struct SimulateOptions {
   config::Fidelity fidelity = config::Fidelity::kAuto;
   bool progress = false;  // steps done, rate, ETA on stderr
   bool handle_sigint = false;
+  bool replicate = true;  // engine::EngineOptions::replicate
 };
 
 // Refuses (util::InputError, exit 2) a scenario too large to simulate for `steps` steps (0 =

@@ -32,6 +32,7 @@ std::vector<WorkerOptions> variance_work(const VarianceOptions& opt, bool with_d
     if (dedicated) w.sets.insert(w.sets.end(), {"contention.tenants=0", "stragglers.count=0", "stragglers.jitter=0"});
     w.seed = seed;
     w.steps = opt.steps;
+    w.no_replicate = opt.no_replicate;
     return w;
   };
   std::vector<WorkerOptions> work;

@@ -16,6 +16,7 @@ struct VarianceOptions {
   std::vector<std::string> sets;
   int64_t steps = 0;
   bool quiet = false;
+  bool no_replicate = false;
 };
 
 int variance_command(const VarianceOptions& options, const char* argv0);

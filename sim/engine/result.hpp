@@ -55,6 +55,7 @@ struct RunResult {
   int64_t p2p_flows_per_step = 0;
   double wall_s = 0;
   bool interrupted = false;         // stopped early (SIGINT); steps holds what finished
+  int64_t steps_replicated = 0;     // steps copied from the detected steady state (the last ones of `steps`)
 };
 
 }  // namespace trainsim::engine

@@ -161,6 +161,30 @@ class Simulation {
   int64_t dp_flows_step0_ = 0;
   int64_t p2p_flows_step0_ = 0;
   bool stop_requested_ = false;
+  int64_t steady_step_ = -1;  // the step after which the rest is replicated (-1: none)
+
+  // Nothing random can make two steps differ: no tenant traffic, no per-step jitter.
+  bool can_replicate() const {
+    return opt_.replicate && !(sc_.contention && sc_.contention->tenants > 0) &&
+           !(sc_.stragglers && sc_.stragglers->jitter > 0);
+  }
+  // Steps k-3, k-2 and k-1 (all finished and accounted when step k ends) took the same time and
+  // split it the same way on every simulated GPU: the run is in its steady state.
+  bool steady_before(int64_t k) const {
+    if (k < 4) return false;
+    auto dur = [&](int64_t i) { return step_end_[i] - step_end_[i - 1]; };
+    const double d = dur(k - 1), tol = 1e-9 * d;
+    if (std::fabs(dur(k - 2) - d) > tol || std::fabs(dur(k - 3) - d) > tol) return false;
+    for (const auto& acc : accounts_)
+      for (int64_t i : {k - 2, k - 3}) {
+        const StepAccount &a = acc[k - 1], &b = acc[i];
+        if (std::fabs(a.compute_s - b.compute_s) > tol || std::fabs(a.tp_comm_s - b.tp_comm_s) > tol ||
+            std::fabs(a.optimizer_s - b.optimizer_s) > tol || std::fabs(a.comm_s - b.comm_s) > tol ||
+            std::fabs(a.bubble_s - b.bubble_s) > tol)
+          return false;
+      }
+    return true;
+  }
 
   int64_t actor_index(int64_t replica, int64_t stage) const { return replica * p_ + stage; }
   int64_t comm_index(int64_t replica, int64_t stage, int64_t rail) const { return actor_index(replica, stage) * rails_ + rail; }
@@ -484,6 +508,13 @@ void StageActor::operator()() {
       s.steps_done_ = step + 1;
       if (s.opt_.on_step) s.opt_.on_step(step + 1, s.opt_.steps);
       if (s.opt_.stop && *s.opt_.stop) s.stop_requested_ = true;
+      // Steady state: stop here, the remaining steps are copies (Simulation::run). Not before
+      // the traced steps are done.
+      if (!s.stop_requested_ && s.can_replicate() && step + 1 < s.opt_.steps && step + 1 >= s.opt_.trace_steps &&
+          s.steady_before(step)) {
+        s.steady_step_ = step;
+        s.stop_requested_ = true;
+      }
     }
     // Every actor reads the flag after the barrier, so all stop at the same step boundary.
     s.step_barrier_->wait();
@@ -614,6 +645,19 @@ RunResult Simulation::run() {
         for (auto* box : boxes)
           if (box != nullptr && !box->empty())
             throw std::runtime_error("simulation ended with undelivered messages in " + box->get_name());
+
+  // Steady state reached: the remaining steps repeat the last checked one (steady_before).
+  if (steady_step_ >= 0 && steps_done_ == steady_step_ + 1) {
+    const int64_t model_step = steady_step_ - 1;
+    const double d = step_end_[model_step] - step_end_[model_step - 1];
+    for (int64_t k = steps_done_; k < opt_.steps; ++k) {
+      for (auto& acc : accounts_) acc[k] = acc[model_step];
+      step_end_[k] = step_end_[k - 1] + d;
+    }
+    result_.steps_replicated = opt_.steps - steps_done_;
+    steps_done_ = opt_.steps;
+    if (opt_.on_step) opt_.on_step(opt_.steps, opt_.steps);
+  }
 
   // The critical GPU: the most compute + optimizer over the run as simulated (a straggler changes
   // which one it is); step records come from it, sync wait is averaged over simulated GPUs.

@@ -21,7 +21,12 @@
 namespace trainsim::engine {
 
 struct EngineOptions {
-  int64_t steps = 100;                 // steps simulated in full (every one of them)
+  int64_t steps = 100;                 // steps of the run (simulated, or replicated: below)
+  // Once the run is in a steady state (nothing random: no tenants, no per-step jitter; three
+  // consecutive steps identical in duration and in every GPU's breakdown), the remaining steps are
+  // copies of the last checked one instead of simulated (RunResult::steps_replicated). false: every
+  // step is simulated (--no-replicate).
+  bool replicate = true;
   uint64_t seed = 1;                   // contention, stragglers, jitter
   config::Fidelity fidelity = config::Fidelity::kAuto;
   int64_t trace_steps = 0;             // record trace events for the first N steps

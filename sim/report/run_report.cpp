@@ -178,7 +178,8 @@ RunSummary summarize(const config::Scenario& sc, const model::StepCosts& costs, 
     s.projection.days_with_failures = s.failures.days_with_failures;
     s.projection.days_lost_to_failures = s.failures.days_lost_to_failures;
   }
-  s.steps_simulated = static_cast<int64_t>(run.steps.size());
+  s.steps_simulated = static_cast<int64_t>(run.steps.size()) - run.steps_replicated;
+  s.steps_replicated = run.steps_replicated;
   s.seed = seed;
   s.network_model = run.network_model;
   s.fidelity = run.fidelity;
@@ -235,6 +236,7 @@ nlohmann::json to_json(const RunSummary& s) {
   j["bottleneck_reason"] = s.bottleneck_reason;
   j["advice"] = s.advice;
   j["steps_simulated"] = s.steps_simulated;
+  j["steps_replicated"] = s.steps_replicated;
   j["seed"] = s.seed;
   j["network_model"] = s.network_model;
   j["fidelity"] = s.fidelity;
@@ -306,18 +308,22 @@ std::string console_table(const RunSummary& s) {
   if (p.cost > 0) row("  cost", fmt("%.3g", p.cost));
   o << "\n  bottleneck: " << s.bottleneck << " - " << s.bottleneck_reason << "\n";
   for (const auto& a : s.advice) o << "    - " << a << "\n";
-  o << "\n  " << s.steps_simulated << " steps simulated (" << s.fidelity << " fidelity, " << s.network_model
+  o << "\n  " << s.steps_simulated << " steps simulated";
+  if (s.steps_replicated > 0) o << " + " << s.steps_replicated << " replicated from the steady state";
+  o << " (" << s.fidelity << " fidelity, " << s.network_model
     << " network model, seed " << s.seed << ") in " << fmt("%.1f s", s.wall_s) << "\n";
   return o.str();
 }
 
 std::string steps_csv(const engine::RunResult& run) {
   std::ostringstream o;
-  o << "step,time_s,compute_s,tp_comm_s,exposed_comm_s,bubble_s,optimizer_s,sync_wait_s\n";
+  o << "step,time_s,compute_s,tp_comm_s,exposed_comm_s,bubble_s,optimizer_s,sync_wait_s,replicated\n";
   char buf[256];
+  const int64_t first_replicated = static_cast<int64_t>(run.steps.size()) - run.steps_replicated;
   for (const auto& r : run.steps) {
-    std::snprintf(buf, sizeof buf, "%lld,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g\n", static_cast<long long>(r.step), r.time_s,
-                  r.compute_s, r.tp_comm_s, r.exposed_comm_s, r.bubble_s, r.optimizer_s, r.sync_wait_s);
+    std::snprintf(buf, sizeof buf, "%lld,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%d\n", static_cast<long long>(r.step), r.time_s,
+                  r.compute_s, r.tp_comm_s, r.exposed_comm_s, r.bubble_s, r.optimizer_s, r.sync_wait_s,
+                  r.step >= first_replicated ? 1 : 0);
     o << buf;
   }
   return o.str();

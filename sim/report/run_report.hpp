@@ -51,6 +51,7 @@ struct RunSummary {
   std::string bottleneck_reason;
   std::vector<std::string> advice;
   int64_t steps_simulated = 0;
+  int64_t steps_replicated = 0;  // steps copied from the steady state (engine/step_engine.hpp)
   uint64_t seed = 0;
   std::string network_model;
   std::string fidelity;

@@ -21,6 +21,25 @@ using trainsim::testing::scenario;
 using trainsim::testing::tmp;
 using trainsim::testing::trainsim;
 
+// CONTRACT.md: steps_simulated + steps_replicated = steps; --no-replicate simulates every step, and
+// the figures are the same.
+TEST(CliTest, RunReplicatesTheSteadyStateUnlessToldNot) {
+  auto r = trainsim("run " + scenario("tiny-gpt-2node.yaml") + " --steps 60 --json - --quiet");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto a = nlohmann::json::parse(r.out);
+  auto n = trainsim("run " + scenario("tiny-gpt-2node.yaml") + " --steps 60 --json - --quiet --no-replicate");
+  ASSERT_EQ(n.code, 0) << n.err;
+  const auto b = nlohmann::json::parse(n.out);
+  EXPECT_EQ(a["steps_simulated"].get<int>() + a["steps_replicated"].get<int>(), 60);
+  EXPECT_GT(a["steps_replicated"].get<int>(), 50);
+  EXPECT_EQ(b["steps_simulated"], 60);
+  EXPECT_EQ(b["steps_replicated"], 0);
+  const double ma = a["step_time_s"]["mean"].get<double>(), mb = b["step_time_s"]["mean"].get<double>();
+  EXPECT_NEAR(ma, mb, 1e-9 * mb);
+  EXPECT_NEAR(a["projection"]["days"].get<double>(), b["projection"]["days"].get<double>(),
+              1e-9 * b["projection"]["days"].get<double>());
+}
+
 TEST(CliTest, RunWritesTheContractJsonToStdout) {
   auto r = trainsim("run " + scenario("tiny-gpt-2node.yaml") + " --steps 5 --json - --quiet");
   ASSERT_EQ(r.code, 0) << r.err;

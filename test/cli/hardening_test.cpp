@@ -175,7 +175,7 @@ void interrupt_run(int signo, int expected_code, const std::string& signal_name)
     std::FILE* e = std::freopen(err.c_str(), "w", stderr);
     std::FILE* o = std::freopen("/dev/null", "w", stdout);
     if (e == nullptr || o == nullptr) ::_exit(99);
-    ::execl(TRAINSIM_BINARY, TRAINSIM_BINARY, "run", kTiny.c_str(), "--steps", "100000", "--quiet", "--json",
+    ::execl(TRAINSIM_BINARY, TRAINSIM_BINARY, "run", kTiny.c_str(), "--steps", "100000", "--no-replicate", "--quiet", "--json",
             json.c_str(), "--csv", csv.c_str(), static_cast<char*>(nullptr));
     ::_exit(98);
   }

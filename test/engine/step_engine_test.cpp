@@ -156,8 +156,11 @@ TEST(StepEngineTest, OverlappedBucketsHideAllButTheLastBucket) {
 
 TEST(StepEngineTest, EveryStepIsSimulatedAndIdenticalWithoutRandomness) {
   auto sc = scenario(4, 8, 2, 2, model::Schedule::k1F1B, 1, 4);
-  auto r = simulate(sc, costs(2, 1, 4, 1e-3, 2e-3, 10e6, 100e6), options(50));
+  EngineOptions o = options(50);
+  o.replicate = false;
+  auto r = simulate(sc, costs(2, 1, 4, 1e-3, 2e-3, 10e6, 100e6), o);
   ASSERT_EQ(r.steps.size(), 50u);
+  EXPECT_EQ(r.steps_replicated, 0);
   // Equal up to the rounding of the growing simulated clock.
   for (const auto& s : r.steps) EXPECT_NEAR(s.time_s, r.steps[1].time_s, 1e-12);
   // Steps follow each other with no gap.
@@ -166,6 +169,36 @@ TEST(StepEngineTest, EveryStepIsSimulatedAndIdenticalWithoutRandomness) {
 }
 
 using trainsim::testing::in_child;
+
+// A run of `steps` on a ZeRO-1 pipeline (its parameter all-gather crosses the step boundary):
+// sum over steps of (k + 1) x every part of the record, so that any step that differs shows; or,
+// with `count`, how many steps were replicated.
+double replicated_run(bool replicate, bool count, double jitter = 0) {
+  auto sc = scenario(4, 8, 2, 2, model::Schedule::k1F1B, 1, 4);
+  sc.parallel.zero = 1;
+  if (jitter > 0) sc.stragglers = config::StragglerSpec{0, 1.0, jitter};
+  EngineOptions o = options(40);
+  o.replicate = replicate;
+  const auto r = simulate(sc, costs(2, 1, 4, 1e-3, 2e-3, 10e6, 100e6), o);
+  if (count) return static_cast<double>(r.steps_replicated);
+  double sum = 0;
+  for (const auto& st : r.steps)
+    sum += static_cast<double>(st.step + 1) *
+           (st.time_s + 3 * st.compute_s + 5 * st.exposed_comm_s + 7 * st.bubble_s + 11 * st.optimizer_s + 13 * st.start_s);
+  return r.steps.size() == 40 ? sum : -1;
+}
+
+TEST(StepEngineTest, ReplicatingTheSteadyStateGivesTheSimulatedSteps) {
+  const double every = in_child([] { return replicated_run(false, false); });
+  const double replicated = in_child([] { return replicated_run(true, false); });
+  ASSERT_GT(every, 0);
+  EXPECT_NEAR(replicated, every, 1e-9 * every);
+  // Steady once steps 1-3 match (step 0 waits for no earlier all-gather): 5 simulated, 35 copied.
+  EXPECT_EQ(in_child([] { return replicated_run(true, true); }), 35.0);
+  EXPECT_EQ(in_child([] { return replicated_run(false, true); }), 0.0);
+  // Per-step jitter: no two steps alike, nothing replicated.
+  EXPECT_EQ(in_child([] { return replicated_run(true, true, 0.05); }), 0.0);
+}
 
 // Full and symmetric fidelity simulate the same flows when replicas are identical.
 double step_with(config::Fidelity f, int64_t buckets) {

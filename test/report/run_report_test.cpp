@@ -109,10 +109,21 @@ TEST(RunReportTest, CsvHasOneRowPerStep) {
   std::istringstream in(csv);
   std::string line;
   std::getline(in, line);
-  EXPECT_EQ(line, "step,time_s,compute_s,tp_comm_s,exposed_comm_s,bubble_s,optimizer_s,sync_wait_s");
+  EXPECT_EQ(line, "step,time_s,compute_s,tp_comm_s,exposed_comm_s,bubble_s,optimizer_s,sync_wait_s,replicated");
   int rows = 0;
   while (std::getline(in, line)) ++rows;
   EXPECT_EQ(rows, 3);
+}
+
+TEST(RunReportTest, CsvMarksTheReplicatedSteps) {
+  auto run = run_of({1.0, 2.0, 2.0, 2.0});
+  run.steps_replicated = 2;  // the last two
+  std::istringstream in(steps_csv(run));
+  std::string line;
+  std::vector<char> flags;
+  std::getline(in, line);
+  while (std::getline(in, line)) flags.push_back(line.back());
+  EXPECT_EQ(flags, (std::vector<char>{'0', '0', '1', '1'}));
 }
 
 TEST(RunReportTest, TraceIsChromeTraceJson) {
