@@ -164,7 +164,12 @@ StepEstimate estimate_step(const StepCosts& costs, const ModelSpec& model, const
     const double bucket = std::min(1.0, grad_bucket_params(par) * grad_bytes_per_param(train) / std::max(grad_bytes, 1.0));
     const double gather = (par.zero == 1 || par.zero == 2) ? ag : 0;
     const double reduce = per_step - gather;
-    exposed = std::max(reduce * bucket, reduce - last_backward) + std::max(gather * bucket, gather - first_forward);
+    // With a 1F1B pipeline the first stage's wait for its weights delays only what follows its
+    // first forward, and the last stage runs that micro-batch's backward right after its forward:
+    // it absorbs that much of the delay (interleaved warm-ups run more forwards first: not there).
+    const bool absorbed = par.pp > 1 && par.schedule == Schedule::k1F1B;
+    const double gather_cover = first_forward + (absorbed ? last_backward : 0.0);
+    exposed = std::max(reduce * bucket, reduce - last_backward) + std::max(gather * bucket, gather - gather_cover);
   }
   // Per-micro-batch ZeRO 2 traffic is prefetched under the layers' compute: only its excess shows.
   if (par.zero == 2) exposed += std::max(0.0, overlapped_with_compute - m * per_mb);

@@ -19,7 +19,9 @@
 //             modelled here.
 //   exposed = with overlap_grad_reduce: only what does not fit under the last micro-batch's backward
 //             (the reduction) or under the step's first forward pass (the ZeRO 1/2 weight
-//             all-gather, Megatron's overlap_param_gather), and at least the last bucket of each
+//             all-gather, Megatron's overlap_param_gather; with a 1F1B pipeline also under the
+//             last stage's first backward, which follows its first forward and absorbs the first
+//             stage's wait), and at least the last bucket of each
 //             (grad_bucket_params, Megatron-Core's default); without: all of it.
 //   tax     = what DP traffic hides under compute still takes the SMs its NCCL kernels hold:
 //             min(hidden, compute) x comm_sms / (sms - comm_sms), as for TP (model/compute.cpp),

@@ -108,12 +108,11 @@ TEST(EngineValidation, EngineAndClosedFormAgreeOnEveryCollectedRow) {
     worst = std::max(worst, std::fabs(diff));
   }
   std::printf("engine vs closed form: %zu collected rows, worst %.2f%%, %d beyond 2%%\n", runs.size(), worst, beyond);
-  // Not yet within issue 13's 2% everywhere: four Megatron-LM README rows (ZeRO-1 with PP 2-8), where
-  // the engine hides more of the distributed optimizer's reduce-scatter and all-gather than the
-  // closed form's "under the last backward / first forward" rule (70B: 0.14 vs 0.29 s exposed,
-  // -5.5%; 119B -2.9%, 7.1B +2.3%, 177B -2.0%). The bounds keep what is reached.
-  EXPECT_LE(beyond, 4);
-  EXPECT_LE(worst, 6.0);
+  // Not yet within issue 13's 2% everywhere: Megatron-LM README 7.1B (+2.3%), where the engine's
+  // at most 8 gradient buckets per stage leave a larger last bucket exposed than Megatron's 40M-
+  // parameter buckets in the closed form. The bounds keep what is reached.
+  EXPECT_LE(beyond, 1);
+  EXPECT_LE(worst, 2.5);
 }
 
 // The same for every shipped scenario, on a dedicated fabric (contention, stragglers and failures
