@@ -149,10 +149,12 @@ StepEstimate estimate_step(const StepCosts& costs, const ModelSpec& model, const
   // bucket: every call after the first pays the ring latency again.
   const ReplicaGroup g = replica_group(par, cluster);
   const double calls = std::ceil(grad_bytes / (grad_bucket_params(par) * grad_bytes_per_param(train)));
+  double gather_latency = 0;  // the ZeRO 1/2 all-gather's share: it runs with the gather, not the reduction
   if (calls > 1 && g.size > 1 && par.zero <= 2) {
     const double b = grad_bytes / calls;
     auto lat = [&](Kind k) { return net_call_cost(cluster, k, g.size, g.per_node, b).latency_s; };
-    per_step += (calls - 1) * (par.zero == 0 ? lat(Kind::kAllReduce) : lat(Kind::kReduceScatter) + lat(Kind::kAllGather));
+    if (par.zero > 0) gather_latency = (calls - 1) * lat(Kind::kAllGather);
+    per_step += (calls - 1) * (par.zero == 0 ? lat(Kind::kAllReduce) : lat(Kind::kReduceScatter)) + gather_latency;
   }
   e.dp_comm_s = per_step + overlapped_with_compute;
 
@@ -162,7 +164,7 @@ StepEstimate estimate_step(const StepCosts& costs, const ModelSpec& model, const
   double exposed = per_step;
   if (par.overlap_grad_reduce && per_step > 0) {
     const double bucket = std::min(1.0, grad_bucket_params(par) * grad_bytes_per_param(train) / std::max(grad_bytes, 1.0));
-    const double gather = (par.zero == 1 || par.zero == 2) ? ag : 0;
+    const double gather = (par.zero == 1 || par.zero == 2) ? ag + gather_latency : 0;
     const double reduce = per_step - gather;
     // With a 1F1B pipeline the first stage's wait for its weights delays only what follows its
     // first forward, and the last stage runs that micro-batch's backward right after its forward:

@@ -108,11 +108,9 @@ TEST(EngineValidation, EngineAndClosedFormAgreeOnEveryCollectedRow) {
     worst = std::max(worst, std::fabs(diff));
   }
   std::printf("engine vs closed form: %zu collected rows, worst %.2f%%, %d beyond 2%%\n", runs.size(), worst, beyond);
-  // Not yet within issue 13's 2% everywhere: Megatron-LM README 7.1B (+2.3%), where the engine's
-  // at most 8 gradient buckets per stage leave a larger last bucket exposed than Megatron's 40M-
-  // parameter buckets in the closed form. The bounds keep what is reached.
-  EXPECT_LE(beyond, 1);
-  EXPECT_LE(worst, 2.5);
+  // Issue 13 item 3: within 2% on every row.
+  EXPECT_EQ(beyond, 0);
+  EXPECT_LE(worst, 2.0);
 }
 
 // The same for every shipped scenario, on a dedicated fabric (contention, stragglers and failures
