@@ -97,7 +97,7 @@ const Calibration& default_calibration() {
   static const Calibration kCalibration = [] {
     Calibration c;
     c.sustained_compute = 0.80;     // range 0.70-1.00, grid step 0.02
-    c.step_host_overhead_s = 0.05;  // range 0.01-0.30 s, grid {0.01, 0.02, 0.05, 0.1, 0.2, 0.3}
+    c.step_host_overhead_s = 0.02;  // range 0.01-0.30 s, grid {0.01, 0.02, 0.05, 0.1, 0.2, 0.3}
     return c;
   }();
   return kCalibration;

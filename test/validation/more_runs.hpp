@@ -46,7 +46,10 @@
 //    h200, "H100" -> h100-sxm. torchtitan's Grand Teton H100 (96 GB HBM2e, capped at 500 W) has no
 //    catalog entry and no published peak: those rows are skipped (unknown GPU).
 //  - A multi-node row whose source prints no network (nanotron) cannot be costed: skipped.
-//  - Attention kernel: FA2 for llm-foundry, nanotron and torchtitan (flash-attn 2 / SDPA) and for
+//  - Attention kernel: FA1-class for llm-foundry (its benchmark tables ran attn_impl 'triton', the
+//    2022 Triton FlashAttention: submit_benchmarks.py default, not overridden in sweep.sh; its
+//    docstring puts it slightly below FlashAttention-1 forward + backward: kernels.yaml
+//    fa1-for-triton), FA2 for nanotron and torchtitan (flash-attn 2 / SDPA) and for
 //    Llama 3 (the paper names no kernel; its pre-training ran before FlashAttention-3 was published,
 //    arXiv:2407.08608, July 2024), the GPU's default (FA3-class on Hopper) for the Megatron-based
 //    stacks.
@@ -354,7 +357,8 @@ inline std::vector<MoreRun> load_more_runs(const std::string& path, std::vector<
     // package, torchtitan PyTorch SDPA's flash backend (FlashAttention-2); the Megatron/NeMo/TE
     // stacks (Megatron-Core r0.8, Nemotron-4, Llama 3) the generation's default (cuDNN fused
     // attention, FA3-class, on Hopper).
-    if (fam == "llm-foundry" || fam == "nanotron" || fam == "torchtitan" || fam == "llama3") r.train.attention_kernel = "fa2";
+    if (fam == "nanotron" || fam == "torchtitan" || fam == "llama3") r.train.attention_kernel = "fa2";
+    if (fam == "llm-foundry") r.train.attention_kernel = "fa1";  // attn_impl triton (kernels.yaml fa1-for-triton)
 
     // Pipeline schedule: interleaved only where printed.
     auto vpp = number(par["virtual_pp"]);
