@@ -565,3 +565,19 @@ TEST(ScenarioErrors, JunkValuesNeverEscapeAsOtherErrors) {
 
 }  // namespace
 }  // namespace trainsim::config
+
+namespace trainsim::config {
+namespace {
+
+// training.attention_kernel: fa1 (FlashAttention-1, also the 2022 Triton kernel llm-foundry ran) and
+// training.grad_reduce_fp32 are read as written; anything else is refused with its place.
+TEST(LoadScenario, AttentionKernelAndFp32Reduction) {
+  const auto sc = load_scenario_text(kBase + "  attention_kernel: fa1\n  grad_reduce_fp32: true\n", "t.yaml", {});
+  EXPECT_EQ(sc.training.attention_kernel, "fa1");
+  EXPECT_TRUE(sc.training.grad_reduce_fp32);
+  EXPECT_NE(error_of(kBase + "  attention_kernel: fa0\n").find("t.yaml:18:21:"), std::string::npos)
+      << error_of(kBase + "  attention_kernel: fa0\n");
+}
+
+}  // namespace
+}  // namespace trainsim::config

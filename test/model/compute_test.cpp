@@ -233,3 +233,31 @@ TEST(LayerTime, TpOverPcieCostsWhatTheBridgeImplies) {
 
 }  // namespace
 }  // namespace trainsim::model
+
+namespace trainsim::model {
+namespace {
+
+// The FlashAttention-1 class kernel (kernels.yaml fa1, FA2 paper Fig. 7 'FlashAttention' bars) on an
+// H100 at s = 2048, causal d128: 108 TF forward + backward, against FA2's forward 0.301 of the
+// 989.4 TF peak (cost_tables.yaml): the attention core's forward takes 0.301 / (108 / 989.4) as long,
+// and the passes grow by no more than their attention (the GEMMs are the same).
+TEST(LayerTime, OlderAttentionKernelsCostTheirMeasuredThroughput) {
+  const ModelSpec m = *find_model_preset("gpt3-175b");  // s = 2048
+  ParallelSpec p;
+  p.tp = 8;
+  p.sequence_parallel = true;
+  TrainingSpec fa2, fa1;
+  fa2.attention_kernel = "fa2";
+  fa1.attention_kernel = "fa1";
+  hardware::ClusterSpec cl;
+  cl.gpu = *hardware::find_gpu("h100-sxm");
+  cl.intra_bandwidth_Bps = 450e9;
+  const LayerTime a = layer_time(m, p, fa2, cl), b = layer_time(m, p, fa1, cl);
+  ASSERT_GT(a.attention_forward_s, 0);
+  EXPECT_NEAR(b.attention_forward_s / a.attention_forward_s, 0.301 / (108 / 989.4), 0.01 * 0.301 / (108 / 989.4));
+  EXPECT_NEAR(b.forward_s - a.forward_s, b.attention_forward_s - a.attention_forward_s, 1e-12);
+  EXPECT_GT(b.backward_s, a.backward_s);
+}
+
+}  // namespace
+}  // namespace trainsim::model
