@@ -547,7 +547,7 @@ class Reader {
     const int64_t chunks = p.pp * p.virtual_stages;  // <= 2^30
     // Every chunk holds a layer, except that the two ends of the model may hold only the embedding
     // or only the output layer and loss (Llama 3 405B: 126 layers over 16 stages x 8 chunks).
-    const int64_t least = std::max<int64_t>(1, chunks - 2);
+    const int64_t least = parallel::min_layers(p.pp, p.virtual_stages);
     if (m.layers < least) {
       if (p.virtual_stages == 1)
         fail(at("parallelism.pp"), "model.layers = " + str(m.layers) + " is fewer than parallelism.pp - 2 = " +

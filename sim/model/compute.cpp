@@ -203,26 +203,30 @@ namespace {
 //  - exposed: all of it.
 enum class Overlap { kUserbuffers, kAsync, kNone };
 
-double tp_cost(double comm, double gemms, Overlap overlap, int64_t tp, const GpuCostData& data, double comm_sms) {
+// What the compute beside `hidden_s` of communication loses to the SMs its kernels hold.
+double sm_tax_s(double hidden_s, const GpuCostData& data) {
+  const double comm_sms = collective_cost_data().tp_overlap_sms;
+  return hidden_s * comm_sms / std::max(1.0, d(data.sms) - comm_sms);
+}
+
+double tp_cost(double comm, double gemms, Overlap overlap, int64_t tp, const GpuCostData& data) {
   if (comm <= 0) return 0;
   switch (overlap) {
     case Overlap::kNone: return comm;
-    case Overlap::kAsync: {
+    case Overlap::kAsync:
       // NCCL's kernels hold SMs as well (one per channel) while they run beside the GEMM.
-      const double hidden = std::min(comm, gemms);
-      return std::max(0.0, comm - gemms) + hidden * comm_sms / std::max(1.0, d(data.sms) - comm_sms);
-    }
+      return std::max(0.0, comm - gemms) + sm_tax_s(std::min(comm, gemms), data);
     case Overlap::kUserbuffers: {
       const double chunk = comm / d(tp);
-      const double hidden = std::min(comm - chunk, gemms);
-      const double sm_tax = hidden * comm_sms / std::max(1.0, d(data.sms) - comm_sms);
-      return chunk + std::max(0.0, comm - chunk - gemms) + sm_tax;
+      return chunk + std::max(0.0, comm - chunk - gemms) + sm_tax_s(std::min(comm - chunk, gemms), data);
     }
   }
   return comm;
 }
 
 }  // namespace
+
+double comm_sm_tax_s(double hidden_s, const hardware::GpuSpec& gpu) { return sm_tax_s(hidden_s, gpu_cost_data(gpu)); }
 
 LayerTime layer_time(const ModelSpec& model, const ParallelSpec& par, const TrainingSpec& train,
                      const hardware::ClusterSpec& cluster, const Calibration& c) {
@@ -293,25 +297,24 @@ LayerTime layer_time(const ModelSpec& model, const ParallelSpec& par, const Trai
     const bool nvlink = cluster.intra_fabric != hardware::IntraFabric::kPcie && par.tp <= cluster.gpus_per_node;
     const Overlap fwd_overlap = train.tp_comm_overlap && nvlink ? Overlap::kUserbuffers : Overlap::kNone;
     const Overlap bwd_overlap = train.tp_comm_overlap && nvlink ? Overlap::kUserbuffers : Overlap::kAsync;
-    const double sms = collective_cost_data().tp_overlap_sms;
     const int col[2] = {0, 2}, row[2] = {1, 3};
     if (par.sequence_parallel) {
       const double ag = group_collective_time(cluster, Kind::kAllGather, par.tp, act_bytes);
       const double rs = group_collective_time(cluster, Kind::kReduceScatter, par.tp, act_bytes);
       for (int i : col) {
-        tp_fwd += tp_cost(ag, fwd_gemm[i], fwd_overlap, par.tp, data, sms);
-        tp_bwd += tp_cost(ag, dgrad[i], bwd_overlap, par.tp, data, sms);  // SP input re-gathered under dgrad
-        tp_bwd += tp_cost(rs, wgrad[i], bwd_overlap, par.tp, data, sms);  // input gradient under wgrad
+        tp_fwd += tp_cost(ag, fwd_gemm[i], fwd_overlap, par.tp, data);
+        tp_bwd += tp_cost(ag, dgrad[i], bwd_overlap, par.tp, data);  // SP input re-gathered under dgrad
+        tp_bwd += tp_cost(rs, wgrad[i], bwd_overlap, par.tp, data);  // input gradient under wgrad
       }
       for (int i : row) {
-        tp_fwd += tp_cost(rs, fwd_gemm[i], fwd_overlap, par.tp, data, sms);
+        tp_fwd += tp_cost(rs, fwd_gemm[i], fwd_overlap, par.tp, data);
         // The output gradient is needed before this GEMM's backward: only userbuffers hide it.
-        tp_bwd += tp_cost(ag, dgrad[i], bwd_overlap == Overlap::kUserbuffers ? bwd_overlap : Overlap::kNone, par.tp, data, sms);
+        tp_bwd += tp_cost(ag, dgrad[i], bwd_overlap == Overlap::kUserbuffers ? bwd_overlap : Overlap::kNone, par.tp, data);
       }
     } else {
       const double ar = group_collective_time(cluster, Kind::kAllReduce, par.tp, act_bytes);
-      for (int i : row) tp_fwd += tp_cost(ar, fwd_gemm[i], fwd_overlap, par.tp, data, sms);
-      for (int i : col) tp_bwd += tp_cost(ar, wgrad[i], bwd_overlap, par.tp, data, sms);
+      for (int i : row) tp_fwd += tp_cost(ar, fwd_gemm[i], fwd_overlap, par.tp, data);
+      for (int i : col) tp_bwd += tp_cost(ar, wgrad[i], bwd_overlap, par.tp, data);
     }
   }
 

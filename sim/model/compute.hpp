@@ -110,6 +110,11 @@ double optimizer_time_s(double params, const TrainingSpec& train, const hardware
                         const Calibration& c = default_calibration());
 
 // Bytes per gradient element reduced over DP: 4 with fp32 main grads or fp32 training, else 2.
+// Time the compute beside `hidden_s` of hidden communication loses while the NCCL kernels hold SMs
+// (one per channel): hidden x comm_sms / (sms - comm_sms), comm_sms = cost_tables.yaml
+// tp_overlap_sms. TP collectives (layer_time) and hidden DP traffic (step_estimate) alike.
+double comm_sm_tax_s(double hidden_s, const hardware::GpuSpec& gpu);
+
 double grad_bytes_per_param(const TrainingSpec& train);
 // Bytes per value of activations exchanged between stages and of the 16-bit weight copy (fp8 trains
 // with bf16 activations and weights).

@@ -5,7 +5,6 @@
 
 #include "collectives/collectives.hpp"
 #include "model/compute.hpp"
-#include "model/cost_data.hpp"
 #include "model/flops.hpp"
 
 namespace trainsim::model {
@@ -177,12 +176,10 @@ StepEstimate estimate_step(const StepCosts& costs, const ModelSpec& model, const
   if (par.zero == 2) exposed += std::max(0.0, overlapped_with_compute - m * per_mb);
   exposed += zero3_exposed;
   // What the DP traffic hides under compute still costs the compute the SMs NCCL's kernels hold
-  // meanwhile (one per channel, model/compute.cpp tp_cost): the GEMMs beside it run at
-  // (sms - comm_sms) / sms of their speed.
+  // meanwhile, as TP collectives do (model/compute.hpp comm_sm_tax_s).
   if (par.dp * par.cp > 1) {
     const double hidden = std::max(0.0, e.dp_comm_s - exposed);
-    const double sms = d(gpu_cost_data(cluster.gpu).sms), comm_sms = collective_cost_data().tp_overlap_sms;
-    e.dp_overlap_tax_s = std::min(hidden, m * per_mb) * comm_sms / std::max(1.0, sms - comm_sms);
+    e.dp_overlap_tax_s = comm_sm_tax_s(std::min(hidden, m * per_mb), cluster.gpu);
     exposed += e.dp_overlap_tax_s;
   }
   e.exposed_comm_s = e.pp_comm_s + exposed;

@@ -21,6 +21,11 @@ namespace trainsim::parallel {
 // end chunks may be empty: they still hold the embedding, or the output layer and loss).
 std::vector<int64_t> split_layers(int64_t layers, int64_t pp, int64_t virtual_stages = 1);
 
+// The fewest layers split_layers accepts: every chunk holds one, but the two end chunks may hold none.
+inline int64_t min_layers(int64_t pp, int64_t virtual_stages = 1) {
+  return pp * virtual_stages > 2 ? pp * virtual_stages - 2 : 1;
+}
+
 // One line for notes: "126 layers over 16 stages: 14 x 8, 2 x 7 (first and last)";
 // "128 layers over 16 stages: 16 x 8"; with interleaving "... over 32 chunks (16 stages x 2): ...".
 // Same REQUIRES as split_layers.

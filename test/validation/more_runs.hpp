@@ -111,6 +111,7 @@
 #include <string>
 #include <vector>
 
+#include "parallel/layer_split.hpp"
 #include "published_runs.hpp"
 
 namespace trainsim::validation {
@@ -353,10 +354,10 @@ inline std::vector<MoreRun> load_more_runs(const std::string& path, std::vector<
     if (fam == "fp8-lm") fp8 = prec.rfind("fp8", 0) == 0;
     r.train.precision = fp8 ? model::Precision::kFp8 : model::Precision::kBf16;
     r.train.flash_attention = true;
-    // The attention kernel each stack ran: llm-foundry (2023) and nanotron use the flash-attn 2
-    // package, torchtitan PyTorch SDPA's flash backend (FlashAttention-2); the Megatron/NeMo/TE
-    // stacks (Megatron-Core r0.8, Nemotron-4, Llama 3) the generation's default (cuDNN fused
-    // attention, FA3-class, on Hopper).
+    // The attention kernel each stack ran (rules above): llm-foundry's 2023 tables the 2022 Triton
+    // FlashAttention (FA1-class), nanotron the flash-attn 2 package, torchtitan PyTorch SDPA's flash
+    // backend (FlashAttention-2), Llama 3 FA2-class; the Megatron/NeMo/TE stacks (Megatron-Core r0.8,
+    // Nemotron-4) the generation's default (cuDNN fused attention, FA3-class, on Hopper).
     if (fam == "nanotron" || fam == "torchtitan" || fam == "llama3") r.train.attention_kernel = "fa2";
     if (fam == "llm-foundry") r.train.attention_kernel = "fa1";  // attn_impl triton (kernels.yaml fa1-for-triton)
 
@@ -443,7 +444,7 @@ inline std::vector<MoreRun> load_more_runs(const std::string& path, std::vector<
     else if (r.model.ffn_hidden % r.par.tp != 0) bad = "tp does not divide ffn_hidden";
     else if (r.model.seq_len % r.par.cp != 0) bad = "cp does not divide seq_len";
     else if (r.par.sequence_parallel && (r.model.seq_len / r.par.cp) % r.par.tp != 0) bad = "sequence parallel: tp does not divide seq_len / cp";
-    else if (r.model.layers < std::max<int64_t>(1, r.par.pp * r.par.virtual_stages - 2)) bad = "fewer layers than pipeline chunks (only the two end chunks may be empty)";
+    else if (r.model.layers < parallel::min_layers(r.par.pp, r.par.virtual_stages)) bad = "fewer layers than pipeline chunks (only the two end chunks may be empty)";
     else if (r.train.global_batch % (r.par.dp * r.par.micro_batch) != 0) bad = "global batch not a multiple of dp * micro_batch";
     else if (interleaved && r.train.micro_batches(r.par) % r.par.pp != 0) bad = "interleaved: micro-batches not a multiple of pp";
     if (!bad.empty()) {
