@@ -8,6 +8,9 @@
 //       peak_fp16 (default = peak_bf16), peak_fp8, peak_fp32, nvlink_bandwidth, pcie_bandwidth
 //       ("989.4Tf" = SimGrid speed syntax); without `base`, hbm, hbm_bandwidth and peak_bf16 are required
 //   parallelism.dp may be left out: then dp = GPUs / (tp * cp * pp)
+//   parallelism.layers_per_stage  list: pp entries (layers per stage; interleaved: dealt to the
+//       stage's chunks) or pp * virtual_stages entries (per chunk, model order); they add up to
+//       model.layers and only the model's first and last chunk may be empty (default: even split)
 //   training.steps            at most kMaxSteps (10^6)
 //   training.gpu_hour_price   number >= 0 (currency per GPU-hour; default 0 = no cost line)
 //   training.fp32_main_grads  bool (default false)
@@ -43,6 +46,7 @@
 #include <sstream>
 
 #include "config/yaml_fields.hpp"
+#include "model/memory.hpp"
 #include "model/presets.hpp"
 #include "parallel/layer_split.hpp"
 #include "util/units.hpp"
@@ -88,7 +92,7 @@ const std::vector<std::string> kIntraKeys = {"fabric", "bandwidth", "latency"};
 const std::vector<std::string> kInterKeys = {"topology", "nic_bandwidth", "nics_per_node", "latency", "oversubscription"};
 const std::vector<std::string> kParallelKeys = {"tp",       "pp",        "dp",        "cp",
                                                 "micro_batch", "schedule", "virtual_stages", "zero",
-                                                "recompute", "sequence_parallel", "overlap_grad_reduce"};
+                                                "recompute", "sequence_parallel", "overlap_grad_reduce", "layers_per_stage"};
 const std::vector<std::string> kTrainingKeys = {"precision",    "optimizer",      "global_batch",    "steps",
                                                 "total_tokens", "offload",        "gpu_hour_price", "fp32_main_grads",
                                                 "runtime_reserve", "flash_attention", "tp_comm_overlap", "attention_kernel",
@@ -343,6 +347,54 @@ class Reader {
     }
   }
 
+  // parallelism.layers_per_stage: pp entries (one per stage; with interleaving each stage's layers
+  // dealt to its v chunks, the short chunks towards the model's nearer end) or pp * v entries (one
+  // per chunk, model order). They add up to model.layers and only the model's first and last chunk
+  // may be empty. Leaves p.layers_per_chunk with pp * v entries.
+  void check_layers_per_stage(const model::ModelSpec& m, model::ParallelSpec& p) {
+    const SourceLocation list = at("parallelism.layers_per_stage");
+    const int64_t v = p.virtual_stages;
+    const int64_t chunks = p.pp * v;
+    const int64_t n = static_cast<int64_t>(p.layers_per_chunk.size());
+    if (n != p.pp && n != chunks) {
+      std::string need = "pp = " + str(p.pp) + " entries (one per stage)";
+      if (v > 1) need += " or pp * virtual_stages = " + str(chunks) + " (one per chunk)";
+      fail(list, "parallelism.layers_per_stage has " + str(n) + " entries; it needs " + need);
+    }
+    int64_t sum = 0;
+    for (int64_t x : p.layers_per_chunk) sum += x;
+    if (sum != m.layers)
+      fail(list, "parallelism.layers_per_stage adds up to " + str(sum) + " layers; model.layers = " + str(m.layers));
+    const bool per_stage = n == p.pp && v > 1;
+    const std::vector<int64_t> given = p.layers_per_chunk;
+    if (per_stage) {
+      std::vector<int64_t> out(static_cast<size_t>(chunks), 0);
+      for (int64_t r = 0; r < p.pp; ++r) {
+        const int64_t layers = p.layers_per_chunk[static_cast<size_t>(r)];
+        const int64_t longer = layers % v;
+        for (int64_t j = 0; j < v; ++j) {
+          const bool is_long = r < (p.pp + 1) / 2 ? j >= v - longer : j < longer;
+          out[static_cast<size_t>(j * p.pp + r)] = layers / v + (is_long ? 1 : 0);
+        }
+      }
+      p.layers_per_chunk = std::move(out);
+    }
+    for (int64_t c = 1; c + 1 < chunks; ++c) {
+      if (p.layers_per_chunk[static_cast<size_t>(c)] > 0) continue;
+      if (per_stage)
+        fail(layer_items_[static_cast<size_t>(c % p.pp)],
+             "parallelism.layers_per_stage[" + str(c % p.pp) + "] = " + str(given[static_cast<size_t>(c % p.pp)]) +
+                 " is fewer than virtual_stages = " + str(v) + ": chunk " + str(c) +
+                 " would hold no layer (only the model's first and last chunk may be empty)");
+      fail(layer_items_[static_cast<size_t>(c)], "parallelism.layers_per_stage[" + str(c) +
+                                                     "] = 0: only the model's first and last chunk may be empty");
+    }
+    std::string text = "layers per stage as given: [";
+    const std::vector<int64_t> stages = model::stage_layers(m, p);
+    for (size_t r = 0; r < stages.size(); ++r) text += (r ? ", " : "") + str(stages[r]);
+    notes_.push_back(text + "]");
+  }
+
   void read_parallelism(const Block& top, model::ParallelSpec& p) {
     const Block b = sub_block(top, "parallelism", kParallelKeys);
     if (auto f = get(b, "tp")) p.tp = detail::to_int(*f, 1, kMaxCount);
@@ -369,6 +421,21 @@ class Reader {
                            std::vector{model::Recompute::kNone, model::Recompute::kSelective, model::Recompute::kFull});
     if (auto f = get(b, "sequence_parallel")) p.sequence_parallel = detail::to_bool(*f);
     if (auto f = get(b, "overlap_grad_reduce")) p.overlap_grad_reduce = detail::to_bool(*f);
+    layer_items_.clear();
+    if (auto f = get(b, "layers_per_stage")) {
+      p.layers_per_chunk.clear();
+      if (!f->node.IsSequence() || f->node.size() == 0)
+        fail(f->value_at, "parallelism.layers_per_stage must be a list of layer counts, one per stage or per chunk "
+                          "(e.g. [7, 8, 8, 7]), got " + describe(f->node));
+      for (size_t i = 0; i < f->node.size(); ++i) {
+        const std::string path = f->path + "[" + std::to_string(i) + "]";
+        const YAML::Node item = f->node[i];
+        const SourceLocation loc = locs_.value(f->path, item);
+        const Field field{path, item, loc, loc};
+        p.layers_per_chunk.push_back(detail::to_int(field, 0, kMaxCount));
+        layer_items_.push_back(loc);
+      }
+    }
   }
 
   void read_training(const Block& top, model::TrainingSpec& t) {
@@ -545,10 +612,11 @@ class Reader {
     if (interleaved && p.pp < 2)
       fail(at("parallelism.pp"), "schedule: interleaved needs parallelism.pp >= 2, got " + str(p.pp));
     const int64_t chunks = p.pp * p.virtual_stages;  // <= 2^30
+    if (!p.layers_per_chunk.empty()) check_layers_per_stage(m, p);
     // Every chunk holds a layer, except that the two ends of the model may hold only the embedding
     // or only the output layer and loss (Llama 3 405B: 126 layers over 16 stages x 8 chunks).
     const int64_t least = parallel::min_layers(p.pp, p.virtual_stages);
-    if (m.layers < least) {
+    if (p.layers_per_chunk.empty() && m.layers < least) {
       if (p.virtual_stages == 1)
         fail(at("parallelism.pp"), "model.layers = " + str(m.layers) + " is fewer than parallelism.pp - 2 = " +
                                        str(least) + " (every stage but the first and the last needs a layer)");
@@ -556,7 +624,8 @@ class Reader {
                                      str(p.pp) + " * " + str(p.virtual_stages) + " - 2 = " + str(least) +
                                      " (every chunk but the first and the last needs a layer)");
     }
-    if (m.layers % chunks != 0) notes_.push_back(parallel::describe_split(m.layers, p.pp, p.virtual_stages));
+    if (p.layers_per_chunk.empty() && m.layers % chunks != 0)
+      notes_.push_back(parallel::describe_split(m.layers, p.pp, p.virtual_stages));
 
     // Batch.
     const int64_t per_step = p.dp * p.micro_batch;  // <= 2^40
@@ -586,6 +655,7 @@ class Reader {
   std::map<std::string, SourceLocation> at_;
   std::vector<std::string> notes_;
   bool dp_given_ = false;
+  std::vector<SourceLocation> layer_items_;  // parallelism.layers_per_stage entries, for messages
 };
 
 }  // namespace

@@ -144,6 +144,21 @@ std::vector<int64_t> stage_layer_counts(int64_t layers, int64_t pp, int64_t v) {
   return stages;
 }
 
+std::vector<int64_t> chunk_layers(const ModelSpec& m, const ParallelSpec& par) {
+  const int64_t v = par.schedule == Schedule::kInterleaved ? std::max<int64_t>(1, par.virtual_stages) : 1;
+  const int64_t chunks = std::max<int64_t>(par.pp, 1) * v;
+  if (static_cast<int64_t>(par.layers_per_chunk.size()) == chunks) return par.layers_per_chunk;
+  return chunk_layer_counts(m.layers, chunks);
+}
+
+std::vector<int64_t> stage_layers(const ModelSpec& m, const ParallelSpec& par) {
+  const std::vector<int64_t> chunks = chunk_layers(m, par);
+  const size_t pp = static_cast<size_t>(std::max<int64_t>(par.pp, 1));
+  std::vector<int64_t> stages(pp, 0);
+  for (size_t c = 0; c < chunks.size(); ++c) stages[c % pp] += chunks[c];
+  return stages;
+}
+
 double layer_activation_bytes(const ModelSpec& m, const ParallelSpec& par, const TrainingSpec& train) {
   return stored_bytes(layer_terms(m, par, train), m, par, train, par.recompute);
 }
@@ -176,7 +191,7 @@ std::vector<MemoryBreakdown> stages_memory(const ModelSpec& m, const ParallelSpe
   const int64_t v = par.schedule == Schedule::kInterleaved ? std::max<int64_t>(par.virtual_stages, 1) : 1;
   const double t = static_cast<double>(std::max<int64_t>(par.tp, 1));
   const int64_t micro_batches = std::max<int64_t>(train.micro_batches(par), 1);
-  const std::vector<int64_t> layers = stage_layer_counts(m.layers, p, v);
+  const std::vector<int64_t> layers = stage_layers(m, par);
   const StateBytesPerParam sb = state_bytes_per_param(train);
   const int64_t shard_ranks = std::max<int64_t>(par.dp, 1) * std::max<int64_t>(par.cp, 1);
 

@@ -86,6 +86,10 @@ MemoryBreakdown model_states(double params, const TrainingSpec& train, int zero,
 // REQUIRES: pp >= 1, v >= 1, layers >= 0.
 std::vector<int64_t> chunk_layer_counts(int64_t layers, int64_t chunks);
 std::vector<int64_t> stage_layer_counts(int64_t layers, int64_t pp, int64_t v);
+// The layout a run uses: par.layers_per_chunk when given (explicit, e.g. Meta's), else the even
+// split above over pp * v chunks (v = 1 unless interleaved). Every module asks this one.
+std::vector<int64_t> chunk_layers(const ModelSpec& m, const ParallelSpec& par);
+std::vector<int64_t> stage_layers(const ModelSpec& m, const ParallelSpec& par);
 
 // Bytes one transformer layer keeps from its forward to its backward for ONE micro-batch on one
 // GPU, with the configured TP, SP, CP, recompute and precision. Full recompute: the layer input

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 #include <string>
 
 namespace trainsim::model {
@@ -41,6 +42,10 @@ struct ParallelSpec {
   Recompute recompute = Recompute::kNone;
   bool sequence_parallel = false;
   bool overlap_grad_reduce = true;
+  // Transformer layers of each pipeline chunk in model order (pp * virtual_stages entries; chunk i
+  // on rank i % pp), as parallelism.layers_per_stage gives them; empty = the even split with the
+  // short chunks at the two ends (model/memory.hpp chunk_layers).
+  std::vector<int64_t> layers_per_chunk;
   int64_t gpus() const { return tp * pp * dp * cp; }
 };
 

@@ -25,7 +25,7 @@ StepCosts compute_step_costs(const ModelSpec& model, const ParallelSpec& par, co
   const int64_t v = par.schedule == Schedule::kInterleaved ? std::max<int64_t>(1, par.virtual_stages) : 1;
   const int64_t chunks = par.pp * v;
   // The one layer split every module uses (model/memory.hpp): short chunks at the two ends.
-  const std::vector<int64_t> split = chunk_layer_counts(model.layers, chunks);
+  const std::vector<int64_t> split = chunk_layers(model, par);
 
   const LayerTime layer = layer_time(model, par, train, cluster, cal);
   const EndTime embedding = embedding_time(model, par, train, cluster, cal);

@@ -126,13 +126,15 @@ std::vector<MemorySuggestion> suggest(const MemoryPlan& plan, const config::Scen
   for (int64_t factor = 2; par.pp * factor * v - 2 <= m.layers; factor *= 2) {
     model::ParallelSpec p = par;
     p.pp *= factor;
+    p.layers_per_chunk.clear();  // an explicit layout is for the old pp: the even split instead
     if (!regroup(p, factor)) break;
     const std::string note = "dp=" + std::to_string(p.dp) + ", same " + std::to_string(p.gpus()) + " GPUs";
     if (!interleave_ok(p, train)) continue;
     const double bytes = total_bytes(sc.cluster, m, p, train);
     if (bytes <= cap) {
-      add("pp=" + std::to_string(p.pp) + " would fit (" + note + ")",
-          {"parallelism.pp=" + std::to_string(p.pp), "parallelism.dp=" + std::to_string(p.dp)}, bytes, cap);
+      std::vector<std::string> set = {"parallelism.pp=" + std::to_string(p.pp), "parallelism.dp=" + std::to_string(p.dp)};
+      if (!par.layers_per_chunk.empty()) set.push_back("parallelism.layers_per_stage=null");
+      add("pp=" + std::to_string(p.pp) + " would fit (" + note + ")", std::move(set), bytes, cap);
       break;
     }
   }
@@ -222,6 +224,7 @@ std::vector<MemorySuggestion> suggest(const MemoryPlan& plan, const config::Scen
 MemoryPlan plan_memory(const config::Scenario& sc) {
   MemoryPlan plan;
   plan.scenario_name = sc.name;
+  plan.notes = sc.notes;
   plan.gpu_name = sc.cluster.gpu.name;
   plan.model = sc.model;
   plan.parallel = sc.parallel;
@@ -272,7 +275,9 @@ std::string render_memory_table(const MemoryPlan& plan) {
   std::snprintf(line, sizeof line, "  training  %s, %s%s, offload %s\n", model::to_string(t.precision),
                 model::to_string(t.optimizer), t.fp32_main_grads ? " (fp32 main grads)" : "",
                 model::to_string(t.offload));
-  os << line << "\n";
+  os << line;
+  for (const std::string& n : plan.notes) os << "  note      " << n << "\n";
+  os << "\n";
 
   std::snprintf(line, sizeof line, "Busiest GPU: pipeline stage %lld of %lld (%lld layers%s%s, %s in flight)\n",
                 static_cast<long long>(mb.stage), static_cast<long long>(p.pp), static_cast<long long>(mb.layers),

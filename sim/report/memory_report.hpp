@@ -41,6 +41,7 @@ struct MemoryPlan {
   model::MemoryBreakdown breakdown;  // the busiest GPU
   double capacity_bytes = 0;   // model::usable_capacity_bytes(cluster.gpu): what the driver reports
   double datasheet_bytes = 0;  // cluster.gpu.hbm_bytes: the nominal HBM
+  std::vector<std::string> notes;  // what the loader decided for the user (config::Scenario::notes)
   bool fits = false;           // breakdown.total() <= capacity_bytes
   int64_t largest_micro_batch = 0;  // model::largest_micro_batch at this capacity (0: none fits)
   std::vector<WeightsOnly> weights_only;  // bf16, fp16, int8, fp8 in that order

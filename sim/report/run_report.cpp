@@ -126,6 +126,7 @@ RunSummary summarize(const config::Scenario& sc, const model::StepCosts& costs, 
                      uint64_t seed) {
   RunSummary s;
   s.name = sc.name;
+  s.notes = sc.notes;
   s.gpus = sc.cluster.gpus();
   s.params = model::count_params(sc.model).total;
   s.memory = model::memory_per_gpu(sc.model, sc.parallel, sc.training, sc.cluster);
@@ -257,7 +258,9 @@ std::string console_table(const RunSummary& s) {
     return std::string(buf);
   };
   const double step = s.step_time.mean > 0 ? s.step_time.mean : 1;
-  o << "trainsim run: " << s.name << " (" << s.gpus << " GPUs, " << fmt("%.1fB", s.params / 1e9) << " parameters)\n\n";
+  o << "trainsim run: " << s.name << " (" << s.gpus << " GPUs, " << fmt("%.1fB", s.params / 1e9) << " parameters)\n";
+  for (const std::string& n : s.notes) o << "  note: " << n << "\n";
+  o << "\n";
   row("step time (mean)", util::format_duration(s.step_time.mean) + "   p50 " + util::format_duration(s.step_time.p50) +
                               "  p99 " + util::format_duration(s.step_time.p99));
   row("tokens/s", fmt("%.0f", s.tokens_per_s));

@@ -62,6 +62,7 @@ struct RunSummary {
   FailureOutcome failures;      // this seed's failure history over the projected run
   IntervalChoice checkpointing; // simulated best checkpoint interval and Young/Daly's
   double checkpoint_interval_s = 0;
+  std::vector<std::string> notes;  // what the loader decided for the user (config::Scenario::notes)
 };
 
 // Projection of the whole run (training.total_tokens, or `steps` when it is 0) from a mean step

@@ -579,5 +579,45 @@ TEST(LoadScenario, AttentionKernelAndFp32Reduction) {
       << error_of(kBase + "  attention_kernel: fa0\n");
 }
 
+TEST(LoadScenario, LayersPerStageAsGiven) {
+  // kBase: 24 layers, pp 2. One entry per stage.
+  const Scenario a = load_scenario_text(with("  dp: 4", "  dp: 4\n  layers_per_stage: [10, 14]"), "t.yaml");
+  EXPECT_EQ(a.parallel.layers_per_chunk, (std::vector<int64_t>{10, 14}));
+  EXPECT_EQ(a.notes.back(), "layers per stage as given: [10, 14]");
+  // Interleaved v = 2 (chunks 0, 2 on stage 0 and 1, 3 on stage 1), per stage: stage 0's 11 layers
+  // dealt with its short chunk first (the model's front), stage 1's 13 with its short chunk last.
+  const Scenario b = load_scenario_text(
+      with("  dp: 4", "  dp: 4\n  schedule: interleaved\n  virtual_stages: 2\n  layers_per_stage: [11, 13]"), "t.yaml");
+  EXPECT_EQ(b.parallel.layers_per_chunk, (std::vector<int64_t>{5, 7, 6, 6}));
+  // Per chunk (pp * v = 4 entries, model order); the model's first chunk may be empty.
+  const Scenario c = load_scenario_text(
+      with("  dp: 4", "  dp: 4\n  schedule: interleaved\n  virtual_stages: 2\n  layers_per_stage: [0, 8, 8, 8]"), "t.yaml");
+  EXPECT_EQ(c.parallel.layers_per_chunk, (std::vector<int64_t>{0, 8, 8, 8}));
+  EXPECT_EQ(c.notes.back(), "layers per stage as given: [8, 16]");
+}
+
+TEST(ScenarioErrors, LayersPerStage) {
+  const std::string lps = "  dp: 4\n  layers_per_stage: ";  // the list starts at line 16, column 21
+  EXPECT_EQ(error_of(with("  dp: 4", lps + "[10, 10]")),
+            "t.yaml:16:21: parallelism.layers_per_stage adds up to 20 layers; model.layers = 24");
+  EXPECT_EQ(error_of(with("  dp: 4", lps + "[8, 8, 8]")),
+            "t.yaml:16:21: parallelism.layers_per_stage has 3 entries; it needs pp = 2 entries (one per stage)");
+  EXPECT_EQ(error_of(with("  dp: 4", lps + "12")),
+            "t.yaml:16:21: parallelism.layers_per_stage must be a list of layer counts, one per stage or per chunk "
+            "(e.g. [7, 8, 8, 7]), got '12'");
+  EXPECT_EQ(error_of(with("  dp: 4", lps + "[12, -12]")),
+            "t.yaml:16:26: parallelism.layers_per_stage[1] must be a non-negative integer, got '-12'");
+  // Only the model's first and last chunk may be empty: chunk 1 of 4 (stage 1's first) may not.
+  EXPECT_EQ(error_of(with("  dp: 4", "  dp: 4\n  schedule: interleaved\n  virtual_stages: 2\n  layers_per_stage: [8, 0, 8, 8]")),
+            "t.yaml:18:25: parallelism.layers_per_stage[1] = 0: only the model's first and last chunk may be empty");
+  // Per stage with v = 3: stage 0's one layer goes to its last chunk (4), chunk 0 may be empty, chunk 2 not.
+  EXPECT_EQ(error_of(with("  dp: 4", "  dp: 4\n  schedule: interleaved\n  virtual_stages: 3\n  layers_per_stage: [1, 23]")),
+            "t.yaml:18:22: parallelism.layers_per_stage[0] = 1 is fewer than virtual_stages = 3: chunk 2 would hold no "
+            "layer (only the model's first and last chunk may be empty)");
+  // From --set, pointing at the override.
+  EXPECT_EQ(error_of(kBase, sets({"parallelism.layers_per_stage=[1,2]"})),
+            "--set:1:30: parallelism.layers_per_stage adds up to 3 layers; model.layers = 24");
+}
+
 }  // namespace
 }  // namespace trainsim::config

@@ -398,6 +398,36 @@ TEST(StageMemory, ParamsPerStageEmbeddingAndOutput) {
   expect_rel(stages[1].optimizer, 12 * 8 * layer / 128);
 }
 
+TEST(StageMemory, ExplicitLayersPerStageAreTheOnesHeld) {
+  // parallelism.layers_per_stage [6, 8 x 15] instead of the even [7, 8 x 14, 7]: stage 0 holds 6
+  // layers' parameters and activations, the last stage 8 plus the output layer.
+  const ModelSpec m = llama3_405b();
+  ParallelSpec par;
+  par.tp = 8;
+  par.pp = 16;
+  par.dp = 128;
+  par.zero = 1;
+  par.sequence_parallel = true;
+  par.layers_per_chunk = std::vector<int64_t>(16, 8);
+  par.layers_per_chunk[0] = 6;
+  TrainingSpec t = mixed_adam();
+  t.global_batch = 2048;
+  EXPECT_EQ(chunk_layers(m, par), par.layers_per_chunk);
+  const ParamCounts pc = count_params(m);
+  const std::vector<MemoryBreakdown> stages = memory_per_stage(m, par, t);
+  const double layer = (pc.attention + pc.mlp) / 8 + pc.norms;
+  EXPECT_EQ(stages[0].layers, 6);
+  EXPECT_EQ(stages[15].layers, 8);
+  expect_rel(stages[0].params, 6 * layer + pc.embedding / 8);
+  expect_rel(stages[15].params, 8 * layer + pc.output / 8 + pc.final_norm);
+  // 1F1B: stage 0 holds p = 16 micro-batches of its 6 layers (+ embedding masks: none for Llama).
+  expect_rel(stages[0].activations, 16 * 6 * layer_activation_bytes(m, par, t));
+  // Without an explicit layout: the even split.
+  par.layers_per_chunk.clear();
+  EXPECT_EQ(chunk_layers(m, par).front(), 7);
+  EXPECT_EQ(stage_layers(m, par).back(), 7);
+}
+
 TEST(StageMemory, TiedEmbeddingCopyOnLastStage) {
   ModelSpec m = gpt(24, 2304, 24);
   m.tied_embeddings = true;

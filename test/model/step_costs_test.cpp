@@ -56,6 +56,32 @@ TEST(StepCosts, LayerSplitFewerOnFirstAndLast) {
   EXPECT_DOUBLE_EQ(c.tokens_per_step, 64.0 * 8192);
 }
 
+TEST(StepCosts, ExplicitLayersPerChunkAreCosted) {
+  // parallelism.layers_per_stage [6, 8 x 15]: stage 0 runs 6 layers, stage 15 runs 8 and the
+  // output layer; chunk times are layers x the one layer time, so stage 15's forward is 8/6 of
+  // stage 0's layer part.
+  ParallelSpec p;
+  p.tp = 8;
+  p.pp = 16;
+  p.dp = 4;
+  p.layers_per_chunk = std::vector<int64_t>(16, 8);
+  p.layers_per_chunk[0] = 6;
+  TrainingSpec t;
+  t.global_batch = 64;
+  const StepCosts c = compute_step_costs(llama3_405b(), p, t, h100(64));
+  EXPECT_EQ(c.stages[0].chunks[0].layers, 6);
+  EXPECT_EQ(c.stages[1].chunks[0].first_layer, 6);
+  EXPECT_EQ(c.stages[15].chunks[0].layers, 8);
+  EXPECT_EQ(c.stages[15].chunks[0].first_layer, 118);
+  // Middle stages (no embedding, no output): 8 layers each, the same time as the even split's.
+  const double per_layer = c.stages[1].chunks[0].forward_s / 8;
+  EXPECT_GT(c.stages[15].chunks[0].forward_s, 8 * per_layer);  // + output layer
+  p.layers_per_chunk.clear();
+  const StepCosts even = compute_step_costs(llama3_405b(), p, t, h100(64));
+  EXPECT_DOUBLE_EQ(even.stages[1].chunks[0].forward_s, c.stages[1].chunks[0].forward_s);
+  EXPECT_NEAR(c.stages[15].chunks[0].forward_s - even.stages[15].chunks[0].forward_s, per_layer, 1e-12);
+}
+
 TEST(StepCosts, InterleavedChunksRoundRobin) {
   ModelSpec m = llama3_405b();
   m.layers = 32;

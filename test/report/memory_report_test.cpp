@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "hardware/gpu.hpp"
@@ -222,8 +223,11 @@ TEST(MemoryAdvice, EverySuggestionForEveryShippedScenarioLoadsFitsAndKeepsTheGpu
       {},
       {{"parallelism.recompute", "none"}},
       {{"parallelism.zero", "0"}},
-      {{"cluster.gpu", "a100-40gb"}, {"parallelism.recompute", "none"}, {"training.precision", "bf16"}}};
-  int checked = 0;
+      {{"cluster.gpu", "a100-40gb"}, {"parallelism.recompute", "none"}, {"training.precision", "bf16"}},
+      // An explicit layout (the 126-layer 16-stage scenarios): a pp change must drop it.
+      {{"parallelism.layers_per_stage", "[6, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8]"},
+       {"parallelism.zero", "0"}, {"cluster.gpu", "a100-40gb"}}};
+  int checked = 0, dropped_layout = 0;
   for (const auto& entry : std::filesystem::directory_iterator(std::string(TRAINSIM_SOURCE_DIR) + "/scenarios")) {
     const std::string path = entry.path().string();
     for (const auto& push : pushes) {
@@ -238,6 +242,7 @@ TEST(MemoryAdvice, EverySuggestionForEveryShippedScenarioLoadsFitsAndKeepsTheGpu
         if (s.set.empty()) continue;  // "no single change fits": nothing to paste
         std::vector<config::Override> with = push;
         for (const std::string& kv : s.set) with.push_back(config::parse_override(kv));
+        dropped_layout += std::count(s.set.begin(), s.set.end(), "parallelism.layers_per_stage=null");
         SCOPED_TRACE(path + ": " + s.text);
         config::Scenario changed;
         ASSERT_NO_THROW(changed = config::load_scenario(path, with));
@@ -250,6 +255,7 @@ TEST(MemoryAdvice, EverySuggestionForEveryShippedScenarioLoadsFitsAndKeepsTheGpu
     }
   }
   EXPECT_GE(checked, 10);  // the pushes produce suggestions to check
+  EXPECT_GE(dropped_layout, 1);  // llama3-405b-16k-1f1b, ZeRO-0 on A100-40GB: pp=32 with the even split
 }
 
 }  // namespace
