@@ -59,10 +59,19 @@ LayerTerms layer_terms(const ModelSpec& m, const ParallelSpec& par, const Traini
   const double e = activation_element_bytes(train.precision);
   const double d = has_dropout(m) ? 1 : 0;
   const double sbh = s * b * h;
+  // Under fp8 (Transformer Engine) each Linear keeps its input for the weight gradient as the fp8
+  // cast it multiplied, 1 byte (te/pytorch/module/linear.py: save_for_backward(... inputmat_t if
+  // fp8_wgrad ...), fp8_wgrad on unless the recipe overrides it): the QKV, MLP-up and MLP-down
+  // inputs. The attention output stays in 16 bits for the fused attention's backward and gains the
+  // output projection's fp8 copy. Norm inputs, Q/K/V and the MLP activation's input stay 16-bit.
+  const bool fp8 = train.precision == Precision::kFp8;
+  const double gemm_in = fp8 ? 1 : e;
+  const double out_proj = fp8 ? e + 1 : e;
   LayerTerms t;
-  t.replicated = (2 * e + e + e) * sbh + 2 * d * sbh;
-  const double mlp = m.ffn == Ffn::kSwiglu ? 3 * e * s * b * f : 2 * e * s * b * f;
-  t.split = (e + 2 * e * g + e) * sbh + mlp;
+  t.replicated = (2 * e + gemm_in + gemm_in) * sbh + 2 * d * sbh;
+  const double sbf = s * b * f;
+  const double mlp = m.ffn == Ffn::kSwiglu ? (2 * e + gemm_in) * sbf : (e + gemm_in) * sbf;
+  t.split = (e + 2 * e * g + out_proj) * sbh + mlp;
   // Flash attention never materialises the s x s scores: it keeps only the fp32 softmax
   // statistics (one per row per head), which is what selective recompute achieves by hand.
   t.attention = train.flash_attention ? 4 * a * s * b : (e + d * (1 + e)) * a * s * s * b;
@@ -222,6 +231,11 @@ std::vector<MemoryBreakdown> stages_memory(const ModelSpec& m, const ParallelSpe
     if (last) params += output_params;
 
     MemoryBreakdown mb = model_states(params, train, par.zero, shard_ranks);
+    // Transformer Engine keeps, between micro-batches, each fp8 Linear weight's cast and its
+    // transpose (te/pytorch/module/linear.py: weight_fp8, weight_t_fp8; Hopper's fp8 GEMMs take
+    // TN operands only): 2 bytes per layer weight beside the 16-bit one. Under ZeRO-3 the weights
+    // are gathered one unit at a time and no copy outlives it.
+    if (train.precision == Precision::kFp8 && par.zero < 3) mb.weights += 2 * lr * (pc.attention + pc.mlp) / t;
     mb.stage = r;
     mb.layers = layers[static_cast<size_t>(r)];
     mb.has_embedding = first;

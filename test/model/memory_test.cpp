@@ -278,6 +278,43 @@ TEST(Activations, Llama405bLayerUnderFlashAttentionIs533MB) {
   EXPECT_NEAR(layer_activation_bytes(m, tp_par(8, true, Recompute::kSelective), t), expected - 4 * a * s / 8, 1);
 }
 
+TEST(Activations, Fp8KeepsTheGemmInputsInOneByte) {
+  // Transformer Engine under fp8 keeps each Linear's input as its 1-byte fp8 cast (QKV, MLP-up,
+  // MLP-down inputs); the attention output keeps its 16-bit copy for the fused attention and gains
+  // the output projection's fp8 one. Llama 3 405B layer, s = 8192, TP8 + SP:
+  //   (2*2 norms + 1 + 1) sbh + (2 + 2*2g + 2 + 1) sbh + (2*2 + 1) sbf, / t, + logsumexp 4as/t
+  // = 27.5 sbh/t + 4as/t = 461.9 MB (bf16: 31.75 sbh/t + 4as/t, 533.2 MB).
+  const ModelSpec m = llama3_405b();
+  TrainingSpec t = mixed_adam();
+  t.flash_attention = true;
+  t.precision = Precision::kFp8;
+  const double s = 8192, h = 16384, f = 53248, a = 128, g = 8.0 / 128;
+  const double expected = ((4 + 1 + 1) * s * h + (2 + 4 * g + 3) * s * h + 5 * s * f + 4 * a * s) / 8;
+  expect_rel(layer_activation_bytes(m, tp_par(8, true, Recompute::kNone), t), expected);
+  EXPECT_NEAR(expected / 1e6, 461.9, 0.1);
+}
+
+TEST(StageMemory, Fp8KeepsTeWeightCopiesBesideTheBf16Weights) {
+  // 2 bytes (fp8 weight + its transpose) per layer weight on top of the 2-byte bf16 weight, not for
+  // the embedding, and not under ZeRO-3 (gathered per unit).
+  const ModelSpec m = llama3_405b();
+  ParallelSpec par;
+  par.tp = 8;
+  par.pp = 16;
+  par.dp = 128;
+  par.zero = 1;
+  par.sequence_parallel = true;
+  TrainingSpec t = mixed_adam();
+  t.global_batch = 2048;
+  const double bf16 = memory_per_stage(m, par, t)[0].weights;
+  t.precision = Precision::kFp8;
+  const ParamCounts pc = count_params(m);
+  expect_rel(memory_per_stage(m, par, t)[0].weights, bf16 + 2 * 7 * (pc.attention + pc.mlp) / 8);
+  par.zero = 3;
+  const double z3_bf16 = memory_per_stage(m, par, mixed_adam())[0].weights;
+  expect_rel(memory_per_stage(m, par, t)[0].weights, z3_bf16);
+}
+
 TEST(Activations, Fp32DoublesTheValuesNotTheMasks) {
   // e = 4: R = 16 sbh + 2 masks, S = 16 + 32 = 48 sbh (f = 4h), A = (4 + 1 + 4) as^2b.
   TrainingSpec t = mixed_adam();
