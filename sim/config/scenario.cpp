@@ -4,6 +4,8 @@
 //
 // Extensions to the contract's keys (all optional):
 //   model.tied_embeddings, model.learned_position_embedding  bool (default false, or the preset's)
+//   model.dropout             bool (default: true for gelu models, false for swiglu; memory keeps
+//                             the 1-byte masks when true)
 //   cluster.gpu as a map: base (catalog key to start from), name, hbm, hbm_bandwidth, peak_bf16,
 //       peak_fp16 (default = peak_bf16), peak_fp8, peak_fp32, nvlink_bandwidth, pcie_bandwidth
 //       ("989.4Tf" = SimGrid speed syntax); without `base`, hbm, hbm_bandwidth and peak_bf16 are required
@@ -84,7 +86,8 @@ const std::vector<std::string> kTopKeys = {"version",  "name",        "model",  
                                            "training", "reliability", "contention", "stragglers", "engine"};
 const std::vector<std::string> kModelKeys = {"preset", "layers", "hidden",          "ffn_hidden",
                                              "heads",  "kv_heads", "vocab",         "seq_len",
-                                             "ffn",    "tied_embeddings", "learned_position_embedding"};
+                                             "ffn",    "tied_embeddings", "learned_position_embedding",
+                                             "dropout"};
 const std::vector<std::string> kClusterKeys = {"gpu", "nodes", "gpus_per_node", "intra_node", "inter_node", "platform"};
 const std::vector<std::string> kGpuKeys = {"base",      "name",      "hbm",       "hbm_bandwidth",    "peak_bf16",
                                            "peak_fp16", "peak_fp8",  "peak_fp32", "nvlink_bandwidth", "pcie_bandwidth"};
@@ -245,6 +248,7 @@ class Reader {
     read_count("vocab", m.vocab, int64_t{1} << 30);
     read_count("seq_len", m.seq_len, int64_t{1} << 30);
     if (auto f = get(b, "tied_embeddings")) m.tied_embeddings = detail::to_bool(*f);
+    if (auto f = get(b, "dropout")) m.dropout = detail::to_bool(*f);
     if (auto f = get(b, "learned_position_embedding")) m.learned_position_embedding = detail::to_bool(*f);
 
     if (m.hidden % m.heads != 0)

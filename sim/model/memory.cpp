@@ -18,8 +18,9 @@ constexpr double kGradBucketParams = 40e6;
 // Engine keeps activations in 16 bits outside the GEMMs), 32-bit for fp32 training.
 double activation_element_bytes(Precision p) { return p == Precision::kFp32 ? 4 : 2; }
 
-// GPT/Megatron models (gelu) use dropout; Llama-style models (swiglu) do not.
-bool has_dropout(const ModelSpec& m) { return m.ffn == Ffn::kGelu; }
+// As the model says (model.dropout), else GPT/Megatron models (gelu) use dropout and Llama-style
+// models (swiglu) do not.
+bool has_dropout(const ModelSpec& m) { return m.dropout.value_or(m.ffn == Ffn::kGelu); }
 
 // Derivation of the per-layer activation bytes (one micro-batch; s = seq_len / cp, b micro-batch,
 // h hidden, a heads, g = kv_heads / heads, f ffn_hidden, e bytes per activation element (2),

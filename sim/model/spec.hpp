@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 #include <string>
 
@@ -28,6 +29,9 @@ struct ModelSpec {
   Ffn ffn = Ffn::kGelu;
   bool tied_embeddings = false;       // output layer shares the input embedding's weights
   bool learned_position_embedding = false;  // GPT-style s*h position table (Megatron Eq.2 counts it)
+  // Dropout after attention and MLP (1-byte masks kept for the backward); unset = GPT-style gelu
+  // models have it, Llama-style swiglu ones do not (model.dropout in a scenario).
+  std::optional<bool> dropout;
 };
 
 struct ParallelSpec {

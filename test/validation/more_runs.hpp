@@ -310,9 +310,13 @@ inline std::vector<MoreRun> load_more_runs(const std::string& path, std::vector<
       if (fam == "llm-foundry") {
         r.model.learned_position_embedding = true;
         r.model.tied_embeddings = true;
+        // llmfoundry/models/mpt/configuration_mpt.py at the table's commit: attn_pdrop, resid_pdrop
+        // and emb_pdrop default 0.0, and the pretrain yamls leave them.
+        r.model.dropout = false;
         if (r.model.vocab == 0) r.model.vocab = 50368;
       } else if (fam == "nemotron4") {
         if (r.model.vocab == 0) r.model.vocab = 256000;
+        r.model.dropout = false;  // Nemotron-4 15B report (arXiv 2402.16819) Sec. 2: "dropout rate of zero"
       } else if (fam == "megatron-lm-readme") {
         r.model.learned_position_embedding = true;
       } else if (fam == "fp8-lm") {

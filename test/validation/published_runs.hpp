@@ -158,7 +158,8 @@ inline std::vector<PublishedRun> load_published_runs(const std::string& path, bo
     if (detail::contains(arch, "Llama")) {
       detail::fill_llama(r.model, arch);
     } else if (detail::contains(arch, "Nemotron")) {
-      r.model.ffn = model::Ffn::kGelu;
+      r.model.ffn = model::Ffn::kGelu;  // squared ReLU: a plain (non-gated) MLP
+      r.model.dropout = false;          // Nemotron-4 15B report (arXiv 2402.16819) Sec. 2: "dropout rate of zero"
       if (r.model.vocab == 0) r.model.vocab = 256000;
     } else {
       r.model.ffn = model::Ffn::kGelu;
