@@ -16,6 +16,8 @@
 //   training.steps            at most kMaxSteps (10^6)
 //   training.gpu_hour_price   number >= 0 (currency per GPU-hour; default 0 = no cost line)
 //   training.fp32_main_grads  bool (default false)
+//   training.fp8_stack        transformer-engine | torchao (default transformer-engine): what fp8
+//                             keeps in memory (model/spec.hpp TrainingSpec::fp8_torchao)
 //   training.grad_reduce_fp32 bool (default false: gradients reduced in 16 bits)
 //   training.runtime_reserve  size per GPU (default: built from its parts, model/memory.hpp)
 //   training.optimizer_state_precision  fp32 | bf16 (Adam moments; default fp32)
@@ -99,7 +101,7 @@ const std::vector<std::string> kParallelKeys = {"tp",       "pp",        "dp",  
 const std::vector<std::string> kTrainingKeys = {"precision",    "optimizer",      "global_batch",    "steps",
                                                 "total_tokens", "offload",        "gpu_hour_price", "fp32_main_grads",
                                                 "runtime_reserve", "flash_attention", "tp_comm_overlap", "attention_kernel",
-                                                "optimizer_state_precision", "grad_reduce_fp32"};
+                                                "optimizer_state_precision", "grad_reduce_fp32", "fp8_stack"};
 const std::vector<std::string> kReliabilityKeys = {"preset",           "failures_per_gpu_hour", "categories",
                                                    "checkpoint_interval", "checkpoint_write",   "storage_bandwidth",
                                                    "restart"};
@@ -459,6 +461,7 @@ class Reader {
                          std::vector{model::Offload::kNone, model::Offload::kCpu, model::Offload::kNvme});
     if (auto f = get(b, "gpu_hour_price")) t.gpu_hour_price = detail::to_number(*f, 0, 1e6);
     if (auto f = get(b, "fp32_main_grads")) t.fp32_main_grads = detail::to_bool(*f);
+    if (auto f = get(b, "fp8_stack")) t.fp8_torchao = choice(*f, {"transformer-engine", "torchao"}, std::vector{false, true});
     if (auto f = get(b, "grad_reduce_fp32")) t.grad_reduce_fp32 = detail::to_bool(*f);
     if (auto f = get(b, "optimizer_state_precision"))
       t.optimizer_state_precision =

@@ -65,7 +65,7 @@ LayerTerms layer_terms(const ModelSpec& m, const ParallelSpec& par, const Traini
   // fp8_wgrad ...), fp8_wgrad on unless the recipe overrides it): the QKV, MLP-up and MLP-down
   // inputs. The attention output stays in 16 bits for the fused attention's backward and gains the
   // output projection's fp8 copy. Norm inputs, Q/K/V and the MLP activation's input stay 16-bit.
-  const bool fp8 = train.precision == Precision::kFp8;
+  const bool fp8 = train.precision == Precision::kFp8 && !train.fp8_torchao;
   const double gemm_in = fp8 ? 1 : e;
   const double out_proj = fp8 ? e + 1 : e;
   LayerTerms t;
@@ -236,7 +236,7 @@ std::vector<MemoryBreakdown> stages_memory(const ModelSpec& m, const ParallelSpe
     // transpose (te/pytorch/module/linear.py: weight_fp8, weight_t_fp8; Hopper's fp8 GEMMs take
     // TN operands only): 2 bytes per layer weight beside the 16-bit one. Under ZeRO-3 the weights
     // are gathered one unit at a time and no copy outlives it.
-    if (train.precision == Precision::kFp8 && par.zero < 3) mb.weights += 2 * lr * (pc.attention + pc.mlp) / t;
+    if (train.precision == Precision::kFp8 && !train.fp8_torchao && par.zero < 3) mb.weights += 2 * lr * (pc.attention + pc.mlp) / t;
     mb.stage = r;
     mb.layers = layers[static_cast<size_t>(r)];
     mb.has_embedding = first;

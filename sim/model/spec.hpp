@@ -78,6 +78,11 @@ struct TrainingSpec {
   // Software stack (model/compute.hpp). Defaults = a current Megatron-Core/NeMo stack.
   bool flash_attention = true;   // fused causal attention; false = unfused BMMs + softmax + dropout over s^2 (Megatron-LM 2021/22)
   bool tp_comm_overlap = true;   // TP collectives pipelined with the GEMMs (TE userbuffers); false = Megatron-LM 2021/22
+  // Which fp8 implementation (memory only): Transformer Engine keeps the fp8 casts of the Linear
+  // inputs for the backward and an fp8 copy + transpose of each weight; torchao's Float8Linear
+  // (torchtitan) keeps the 16-bit inputs and weights and casts again in the backward.
+  // training.fp8_stack: transformer-engine | torchao.
+  bool fp8_torchao = false;
   std::string attention_kernel;  // fused attention kernel: "fa2" | "fa3"; "" = what a current stack runs on the GPU
 
   // Micro-batches per step per pipeline = global_batch / (dp * micro_batch).

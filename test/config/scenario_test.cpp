@@ -275,7 +275,7 @@ TEST(ScenarioErrors, UnknownKeys) {
   EXPECT_EQ(error_of(kBase + "  colour: red\n"),
             "t.yaml:18:3: unknown key 'colour' in training (valid keys: precision, optimizer, global_batch, steps, "
             "total_tokens, offload, gpu_hour_price, fp32_main_grads, runtime_reserve, flash_attention, tp_comm_overlap, "
-            "attention_kernel, optimizer_state_precision, grad_reduce_fp32)");
+            "attention_kernel, optimizer_state_precision, grad_reduce_fp32, fp8_stack)");
   EXPECT_EQ(error_of(with("  nodes: 2", "  nodes: 2\n  intra_node:\n    bandwith: 1GBps")),
             "t.yaml:12:5: unknown key 'bandwith' in cluster.intra_node (did you mean 'bandwidth'?)");
   EXPECT_EQ(error_of(with("  layers: 24", "  layers: 24\n  layers: 25")), "t.yaml:4:3: duplicate key 'layers' in model (first at line 3)");
@@ -594,6 +594,16 @@ TEST(LoadScenario, LayersPerStageAsGiven) {
       with("  dp: 4", "  dp: 4\n  schedule: interleaved\n  virtual_stages: 2\n  layers_per_stage: [0, 8, 8, 8]"), "t.yaml");
   EXPECT_EQ(c.parallel.layers_per_chunk, (std::vector<int64_t>{0, 8, 8, 8}));
   EXPECT_EQ(c.notes.back(), "layers per stage as given: [8, 16]");
+}
+
+TEST(LoadScenario, DropoutAndFp8Stack) {
+  EXPECT_FALSE(load_scenario_text(kBase, "t.yaml").model.dropout.has_value());  // gelu default: masks kept
+  const Scenario s = load_scenario_text(with("  seq_len: 2048", "  seq_len: 2048\n  dropout: false") +
+                                            "  fp8_stack: torchao\n", "t.yaml");
+  EXPECT_EQ(s.model.dropout, std::optional<bool>(false));
+  EXPECT_TRUE(s.training.fp8_torchao);
+  EXPECT_EQ(error_of(kBase + "  fp8_stack: apex\n"),
+            "t.yaml:18:14: training.fp8_stack must be one of transformer-engine, torchao, got 'apex'");
 }
 
 TEST(ScenarioErrors, LayersPerStage) {

@@ -315,6 +315,17 @@ TEST(StageMemory, Fp8KeepsTeWeightCopiesBesideTheBf16Weights) {
   expect_rel(memory_per_stage(m, par, t)[0].weights, z3_bf16);
 }
 
+TEST(Activations, NoDropoutNoMasks) {
+  // model.dropout false on a gelu model (Nemotron-4: "dropout rate of zero"): Korthikanti's
+  // 34 sbh + 5as^2b loses the two 1-byte masks of R (2 sbh) and the softmax-dropout mask and output
+  // of A (3as^2b): 32 sbh + 2as^2b, unfused attention, no TP.
+  TrainingSpec t = mixed_adam();
+  ModelSpec m = gpt(48, 6144, 64);
+  m.dropout = false;
+  const double s = 2048, h = 6144, a = 64, sbh = s * h;
+  expect_rel(layer_activation_bytes(m, tp_par(1, false, Recompute::kNone), t), 32 * sbh + 2 * a * s * s);
+}
+
 TEST(Activations, Fp32DoublesTheValuesNotTheMasks) {
   // e = 4: R = 16 sbh + 2 masks, S = 16 + 32 = 48 sbh (f = 4h), A = (4 + 1 + 4) as^2b.
   TrainingSpec t = mixed_adam();

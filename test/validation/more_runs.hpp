@@ -411,6 +411,7 @@ inline std::vector<MoreRun> load_more_runs(const std::string& path, std::vector<
       r.par.zero = r.par.pp > 1 ? 2 : 3;  // FSDP2; reshard_after_forward = False under PP
       r.par.overlap_grad_reduce = true;
       r.train.grad_reduce_fp32 = true;  // training.mixed_precision_reduce: default (and only choice) float32
+      r.train.fp8_torchao = true;       // float8 through torchao's Float8Linear
       r.par.sequence_parallel = tp_gt1;
       r.train.tp_comm_overlap = more_detail::flag(par["async_tp"]);
     } else if (fam == "nemotron4" || fam == "megatron-lm-readme") {

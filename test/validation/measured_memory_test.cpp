@@ -1,0 +1,137 @@
+// Issue 14: predicted per-GPU memory against published measured peaks (measured_memory.yaml:
+// torchtitan's and torchao's benchmark tables, torch's caching-allocator peak reserved memory).
+// The reserved peak holds what the caching allocator hands out (model states, activations,
+// buffers, library workspaces) and what it keeps cached (fragmentation); the CUDA context and
+// NCCL's buffers are allocated outside it, so they are left out of the prediction compared.
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "hardware/gpu.hpp"
+#include "model/memory.hpp"
+#include "model/memory_data.hpp"
+
+namespace trainsim::validation {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+struct MeasuredRow {
+  std::string id;
+  std::string recompute;  // as published: none | selective-op | full
+  model::ModelSpec model;
+  model::ParallelSpec par;
+  model::TrainingSpec train;
+  hardware::ClusterSpec cluster;
+  double measured_gib = 0;
+};
+
+std::vector<MeasuredRow> load_rows() {
+  const YAML::Node root = YAML::LoadFile(std::string(TRAINSIM_SOURCE_DIR) + "/test/validation/measured_memory.yaml");
+  std::vector<MeasuredRow> out;
+  for (const YAML::Node& e : root["rows"]) {
+    MeasuredRow r;
+    r.id = e["id"].as<std::string>();
+    const YAML::Node m = e["model"], p = e["parallelism"];
+    r.model.layers = m["layers"].as<int64_t>();
+    r.model.hidden = m["hidden"].as<int64_t>();
+    r.model.heads = m["heads"].as<int64_t>();
+    r.model.kv_heads = m["kv_heads"].as<int64_t>();
+    r.model.ffn_hidden = m["ffn_hidden"].as<int64_t>();
+    r.model.vocab = m["vocab"].as<int64_t>();
+    r.model.seq_len = m["seq_len"].as<int64_t>();
+    r.model.ffn = model::Ffn::kSwiglu;
+    r.par.dp = p["dp"].as<int64_t>();
+    r.par.tp = p["tp"].as<int64_t>();
+    r.par.pp = p["pp"].as<int64_t>();
+    r.par.cp = p["cp"].as<int64_t>();
+    r.par.micro_batch = p["micro_batch"].as<int64_t>();
+    r.par.virtual_stages = p["virtual_stages"].as<int64_t>();
+    r.par.schedule = r.par.pp == 1 ? model::Schedule::k1F1B
+                     : r.par.virtual_stages > 1 ? model::Schedule::kInterleaved
+                                                : model::Schedule::k1F1B;
+    // FSDP2: resharded after forward (ZeRO-3) unless pipelined (torchtitan: not under PP = ZeRO-2).
+    r.par.zero = p["fsdp_reshard_after_forward"].as<bool>() ? 3 : 2;
+    r.par.sequence_parallel = r.par.tp > 1;  // torchtitan's TP plan always shards norms' sequence
+    r.recompute = e["recompute"].as<std::string>();
+    r.par.recompute = r.recompute == "full" ? model::Recompute::kFull
+                      : r.recompute == "selective-op" ? model::Recompute::kSelective
+                                                      : model::Recompute::kNone;
+    r.train.precision = e["fp8"].as<bool>() ? model::Precision::kFp8 : model::Precision::kBf16;
+    r.train.fp8_torchao = true;
+    r.train.grad_reduce_fp32 = true;
+    r.train.attention_kernel = "fa2";
+    // One optimizer step per local batch (no gradient accumulation in these tables).
+    const int64_t micro_batches = r.par.pp > 1 ? r.par.pp : 1;
+    r.train.global_batch = r.par.dp * r.par.micro_batch * micro_batches;
+    r.cluster.gpu = *hardware::find_gpu(e["gpu"].as<std::string>());
+    r.cluster.gpus_per_node = 8;
+    r.cluster.nodes = std::max<int64_t>(1, e["gpus"].as<int64_t>() / 8);
+    r.measured_gib = e["measured_gib"].as<double>();
+    out.push_back(r);
+  }
+  return out;
+}
+
+// What torch's reserved peak would show: the prediction minus what lives outside the allocator.
+double predicted_reserved(const MeasuredRow& r) {
+  const model::MemoryBreakdown mb = model::memory_per_gpu(r.model, r.par, r.train, r.cluster);
+  return mb.total() - mb.reserve.cuda_context - mb.reserve.nccl;
+}
+
+TEST(MeasuredMemory, EveryRowLoadsWithItsPublishedLayout) {
+  const std::vector<MeasuredRow> rows = load_rows();
+  ASSERT_EQ(rows.size(), 32u);
+  for (const MeasuredRow& r : rows) {
+    EXPECT_EQ(r.par.gpus(), r.cluster.gpus()) << r.id;
+    EXPECT_GT(r.measured_gib, 0) << r.id;
+  }
+}
+
+TEST(MeasuredMemory, ShardedModelStatesScaleAsMeasured) {
+  // torchtitan Table 1 vs Table 3: the same Llama 3.1 8B run on 8 and on 128 GPUs (FSDP), same
+  // local batch. Only the sharded model states differ: 16 B/param (fp32 master + fp32 gradient +
+  // two fp32 Adam moments in FSDP2's layout, 2 + 2 + 12 in trainsim's; the same total) x 8.03e9 x
+  // (1/8 - 1/128) = 15.1 GB. Measured: 82.4 - 67.0 = 15.4 GiB = 16.5 GB.
+  const std::vector<MeasuredRow> rows = load_rows();
+  auto find = [&](const std::string& id) -> const MeasuredRow& {
+    for (const MeasuredRow& r : rows)
+      if (r.id == id) return r;
+    ADD_FAILURE() << id;
+    return rows.front();
+  };
+  for (const std::string suffix : {"", "_compile", "_compile_fp8"}) {
+    const MeasuredRow& small = find("tt2412_t1_8b_8gpu_fsdp" + suffix);
+    const MeasuredRow& large = find("tt2412_t3_8b_128gpu_fsdp" + suffix);
+    const double measured = (small.measured_gib - large.measured_gib) * kGiB;
+    const double predicted = predicted_reserved(small) - predicted_reserved(large);
+    EXPECT_NEAR(predicted, measured, 0.10 * measured) << suffix;
+  }
+}
+
+TEST(MeasuredMemory, ReportAgainstEveryMeasuredPeak) {
+  // The README table "Measured peak memory" is this output. Not yet a bound (issue 14 note): the
+  // activation side runs over or under where the stacks differ from what trainsim models
+  // (torchtitan's per-op selective checkpointing, the fp32 loss over 128K-vocabulary logits,
+  // torch.compile's fusions).
+  double sum = 0;
+  int n = 0;
+  std::printf("%-52s %6s %9s %9s %7s\n", "id", "rc", "measured", "predicted", "error");
+  for (const MeasuredRow& r : load_rows()) {
+    const double pred = predicted_reserved(r) / kGiB;
+    const double err = 100 * (pred - r.measured_gib) / r.measured_gib;
+    std::printf("%-52s %6s %8.1f  %8.1f  %+6.1f%%\n", r.id.c_str(), r.recompute.substr(0, 6).c_str(), r.measured_gib,
+                pred, err);
+    sum += std::fabs(err);
+    ++n;
+  }
+  std::printf("rows %d: mean |error| %.1f%%\n", n, sum / n);
+  EXPECT_EQ(n, 32);
+}
+
+}  // namespace
+}  // namespace trainsim::validation
