@@ -16,6 +16,8 @@
 //   training.steps            at most kMaxSteps (10^6)
 //   training.gpu_hour_price   number >= 0 (currency per GPU-hour; default 0 = no cost line)
 //   training.fp32_main_grads  bool (default false)
+//   training.cross_entropy    fused | torch (default fused): what the loss holds (TrainingSpec::torch_cross_entropy)
+//   parallelism.recompute     also selective-op (torchtitan's per-op policy, model/spec.hpp)
 //   training.fp8_stack        transformer-engine | torchao (default transformer-engine): what fp8
 //                             keeps in memory (model/spec.hpp TrainingSpec::fp8_torchao)
 //   training.grad_reduce_fp32 bool (default false: gradients reduced in 16 bits)
@@ -101,7 +103,7 @@ const std::vector<std::string> kParallelKeys = {"tp",       "pp",        "dp",  
 const std::vector<std::string> kTrainingKeys = {"precision",    "optimizer",      "global_batch",    "steps",
                                                 "total_tokens", "offload",        "gpu_hour_price", "fp32_main_grads",
                                                 "runtime_reserve", "flash_attention", "tp_comm_overlap", "attention_kernel",
-                                                "optimizer_state_precision", "grad_reduce_fp32", "fp8_stack"};
+                                                "optimizer_state_precision", "grad_reduce_fp32", "fp8_stack", "cross_entropy"};
 const std::vector<std::string> kReliabilityKeys = {"preset",           "failures_per_gpu_hour", "categories",
                                                    "checkpoint_interval", "checkpoint_write",   "storage_bandwidth",
                                                    "restart"};
@@ -423,8 +425,9 @@ class Reader {
       p.zero = s[0] - '0';
     }
     if (auto f = get(b, "recompute"))
-      p.recompute = choice(*f, {"none", "selective", "full"},
-                           std::vector{model::Recompute::kNone, model::Recompute::kSelective, model::Recompute::kFull});
+      p.recompute = choice(*f, {"none", "selective", "selective-op", "full"},
+                           std::vector{model::Recompute::kNone, model::Recompute::kSelective,
+                                       model::Recompute::kSelectiveOp, model::Recompute::kFull});
     if (auto f = get(b, "sequence_parallel")) p.sequence_parallel = detail::to_bool(*f);
     if (auto f = get(b, "overlap_grad_reduce")) p.overlap_grad_reduce = detail::to_bool(*f);
     layer_items_.clear();
@@ -461,6 +464,7 @@ class Reader {
                          std::vector{model::Offload::kNone, model::Offload::kCpu, model::Offload::kNvme});
     if (auto f = get(b, "gpu_hour_price")) t.gpu_hour_price = detail::to_number(*f, 0, 1e6);
     if (auto f = get(b, "fp32_main_grads")) t.fp32_main_grads = detail::to_bool(*f);
+    if (auto f = get(b, "cross_entropy")) t.torch_cross_entropy = choice(*f, {"fused", "torch"}, std::vector{false, true});
     if (auto f = get(b, "fp8_stack")) t.fp8_torchao = choice(*f, {"transformer-engine", "torchao"}, std::vector{false, true});
     if (auto f = get(b, "grad_reduce_fp32")) t.grad_reduce_fp32 = detail::to_bool(*f);
     if (auto f = get(b, "optimizer_state_precision"))

@@ -340,6 +340,11 @@ LayerTime layer_time(const ModelSpec& model, const ParallelSpec& par, const Trai
   switch (par.recompute) {
     case Recompute::kNone: break;
     case Recompute::kSelective: lt.recompute_s = attention_fwd; break;
+    case Recompute::kSelectiveOp:
+      // wk (its share of the fused QKV GEMM), wo, w3 (half of the fused gate+up GEMM; gelu: fc2)
+      // and every memory-bound op again (flops.cpp layer_recompute_flops).
+      lt.recompute_s = fwd_gemm[0] * kv / (h + 2 * kv) + fwd_gemm[1] + (swiglu ? fwd_gemm[2] / 2 : fwd_gemm[3]) + mem_fwd;
+      break;
     case Recompute::kFull:
       lt.recompute_s = lt.forward_s;
       lt.tp_comm_s += tp_fwd + cp_fwd;

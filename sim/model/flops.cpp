@@ -28,6 +28,14 @@ double layer_recompute_flops(const ModelSpec& m, int64_t micro_batch, Recompute 
   switch (recompute) {
     case Recompute::kNone: return 0;
     case Recompute::kSelective: return layer_forward_flops(m, micro_batch).attention;
+    case Recompute::kSelectiveOp: {
+      // torchtitan's per-op policy re-runs the even-numbered matmuls of each block: in the order
+      // wq, wk, wv, wo, w1, w3, w2 (gelu: fc1, fc2) those are wk, wo and w3 (gelu: fc2), each
+      // 2 s b h x its width.
+      const double h = d(m.hidden), f = d(m.ffn_hidden > 0 ? m.ffn_hidden : 4 * m.hidden);
+      const double kv = d(m.kv_heads > 0 ? m.kv_heads : m.heads) * h / d(m.heads);
+      return 2 * d(micro_batch) * d(m.seq_len) * h * (kv + h + f);
+    }
     case Recompute::kFull: return layer_forward_flops(m, micro_batch).total();
   }
   return 0;

@@ -87,6 +87,21 @@ double stored_bytes(const LayerTerms& lt, const ModelSpec& m, const ParallelSpec
   switch (recompute) {
     case Recompute::kNone: return replicated + lt.split / t + lt.attention / t;
     case Recompute::kSelective: return replicated + lt.split / t;
+    case Recompute::kSelectiveOp: {
+      // torchtitan's per-op policy (torchtitan/models/llama/parallelize_llama.py _save_list: mm,
+      // the SDPA kernels, reduce_scatter; "recompute every other mm"): per block its input, the
+      // outputs of wq, wv, w1 (gelu: fc1) and w2, and the fused attention's output and logsumexp.
+      // The block input and w2's output are [R]-like (split under SP), the rest [S].
+      const double s = static_cast<double>(m.seq_len) / static_cast<double>(std::max<int64_t>(par.cp, 1));
+      const double b = static_cast<double>(par.micro_batch);
+      const double h = static_cast<double>(m.hidden);
+      const double g = static_cast<double>(m.kv_heads > 0 ? m.kv_heads : m.heads) / static_cast<double>(m.heads);
+      const double f = static_cast<double>(m.ffn_hidden > 0 ? m.ffn_hidden : 4 * m.hidden);
+      const double e = activation_element_bytes(train.precision);
+      const double r = 2 * e * s * b * h;
+      const double split = (e + e * g + e) * s * b * h + e * s * b * f;
+      return (sp ? r / t : r) + split / t + lt.attention / t;
+    }
     case Recompute::kFull: {
       const double s = static_cast<double>(m.seq_len) / static_cast<double>(std::max<int64_t>(par.cp, 1));
       const double input = activation_element_bytes(train.precision) * s * static_cast<double>(par.micro_batch) *
@@ -218,8 +233,9 @@ std::vector<MemoryBreakdown> stages_memory(const ModelSpec& m, const ParallelSpe
   // Embedding dropout mask (gelu models), 1 byte per element; split by t under SP.
   const double embedding_act = has_dropout(m) ? (sp ? sbh / t : sbh) : 0;
   // Final norm input and output-projection input (split under SP), fp32 logits 4sbv/t.
+  const double logit_bytes = train.torch_cross_entropy ? 12 : 4;  // TrainingSpec::torch_cross_entropy
   const double output_act = (sp ? 2 * e * sbh / t : 2 * e * sbh) +
-                            4 * s * static_cast<double>(par.micro_batch) * static_cast<double>(m.vocab) / t;
+                            logit_bytes * s * static_cast<double>(par.micro_batch) * static_cast<double>(m.vocab) / t;
 
   std::vector<MemoryBreakdown> out;
   out.reserve(static_cast<size_t>(p));

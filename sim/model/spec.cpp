@@ -25,6 +25,7 @@ const char* to_string(Recompute r) {
   switch (r) {
     case Recompute::kNone: return "none";
     case Recompute::kSelective: return "selective";
+    case Recompute::kSelectiveOp: return "selective-op";
     case Recompute::kFull: return "full";
   }
   return "?";

@@ -11,7 +11,10 @@ namespace trainsim::model {
 
 enum class Ffn { kSwiglu, kGelu };
 enum class Schedule { kGpipe, k1F1B, kInterleaved };
-enum class Recompute { kNone, kSelective, kFull };
+// Activation recomputation, lightest first: selective = Megatron's (the attention core);
+// selective-op = torchtitan's per-op policy (matmul outputs kept but every second one, and the
+// fused attention's outputs; everything else re-run); full = only each layer's input kept.
+enum class Recompute { kNone, kSelective, kSelectiveOp, kFull };
 enum class Precision { kFp32, kFp16, kBf16, kFp8 };
 enum class Optimizer { kAdam, kSgd };
 enum class Offload { kNone, kCpu, kNvme };
@@ -83,6 +86,12 @@ struct TrainingSpec {
   // (torchtitan) keeps the 16-bit inputs and weights and casts again in the backward.
   // training.fp8_stack: transformer-engine | torchao.
   bool fp8_torchao = false;
+  // The loss over the logits (memory only). Fused (Megatron's vocab-parallel cross entropy,
+  // flash-attn's xentropy as llm-foundry runs it): the fp32 logits once, gradients in place.
+  // Torch (F.cross_entropy on .float() logits, torchtitan): log_softmax keeps its fp32 output and
+  // its backward holds that, the incoming gradient and the input gradient at once: 12 bytes per
+  // logit at the loss's peak. training.cross_entropy: fused | torch.
+  bool torch_cross_entropy = false;
   std::string attention_kernel;  // fused attention kernel: "fa2" | "fa3"; "" = what a current stack runs on the GPU
 
   // Micro-batches per step per pipeline = global_batch / (dp * micro_batch).

@@ -275,7 +275,7 @@ TEST(ScenarioErrors, UnknownKeys) {
   EXPECT_EQ(error_of(kBase + "  colour: red\n"),
             "t.yaml:18:3: unknown key 'colour' in training (valid keys: precision, optimizer, global_batch, steps, "
             "total_tokens, offload, gpu_hour_price, fp32_main_grads, runtime_reserve, flash_attention, tp_comm_overlap, "
-            "attention_kernel, optimizer_state_precision, grad_reduce_fp32, fp8_stack)");
+            "attention_kernel, optimizer_state_precision, grad_reduce_fp32, fp8_stack, cross_entropy)");
   EXPECT_EQ(error_of(with("  nodes: 2", "  nodes: 2\n  intra_node:\n    bandwith: 1GBps")),
             "t.yaml:12:5: unknown key 'bandwith' in cluster.intra_node (did you mean 'bandwidth'?)");
   EXPECT_EQ(error_of(with("  layers: 24", "  layers: 24\n  layers: 25")), "t.yaml:4:3: duplicate key 'layers' in model (first at line 3)");
@@ -358,7 +358,7 @@ TEST(ScenarioErrors, Enums) {
             "t.yaml:16:13: parallelism.schedule must be one of gpipe, 1f1b, interleaved, got 'interleave' (did you mean "
             "'interleaved'?)");
   EXPECT_EQ(error_of(with("  dp: 4", "  dp: 4\n  recompute: some")),
-            "t.yaml:16:14: parallelism.recompute must be one of none, selective, full, got 'some'");
+            "t.yaml:16:14: parallelism.recompute must be one of none, selective, selective-op, full, got 'some'");
   EXPECT_EQ(error_of(kBase + "  precision: bf8\n"),
             "t.yaml:18:14: training.precision must be one of fp32, fp16, bf16, fp8, got 'bf8'");
   EXPECT_EQ(error_of(kBase + "  optimizer: lamb\n"), "t.yaml:18:14: training.optimizer must be one of adam, sgd, got 'lamb'");

@@ -59,10 +59,11 @@ std::vector<MeasuredRow> load_rows() {
     r.par.sequence_parallel = r.par.tp > 1;  // torchtitan's TP plan always shards norms' sequence
     r.recompute = e["recompute"].as<std::string>();
     r.par.recompute = r.recompute == "full" ? model::Recompute::kFull
-                      : r.recompute == "selective-op" ? model::Recompute::kSelective
+                      : r.recompute == "selective-op" ? model::Recompute::kSelectiveOp
                                                       : model::Recompute::kNone;
     r.train.precision = e["fp8"].as<bool>() ? model::Precision::kFp8 : model::Precision::kBf16;
     r.train.fp8_torchao = true;
+    r.train.torch_cross_entropy = true;  // torchtitan: F.cross_entropy(pred.flatten(0, 1).float(), ...)
     r.train.grad_reduce_fp32 = true;
     r.train.attention_kernel = "fa2";
     // One optimizer step per local batch (no gradient accumulation in these tables).
