@@ -48,6 +48,10 @@ struct LayerTerms {
   double replicated = 0;  // [R]
   double split = 0;       // [S]
   double attention = 0;   // [A]
+  // What torchtitan's per-op policy keeps instead of [R] + [S] (stored_bytes kSelectiveOp).
+  double op_replicated = 0;
+  double op_split = 0;
+  double input = 0;       // the layer input, all full recompute keeps
 };
 
 LayerTerms layer_terms(const ModelSpec& m, const ParallelSpec& par, const TrainingSpec& train) {
@@ -65,7 +69,7 @@ LayerTerms layer_terms(const ModelSpec& m, const ParallelSpec& par, const Traini
   // fp8_wgrad ...), fp8_wgrad on unless the recipe overrides it): the QKV, MLP-up and MLP-down
   // inputs. The attention output stays in 16 bits for the fused attention's backward and gains the
   // output projection's fp8 copy. Norm inputs, Q/K/V and the MLP activation's input stay 16-bit.
-  const bool fp8 = train.precision == Precision::kFp8 && !train.fp8_torchao;
+  const bool fp8 = transformer_engine_fp8(train);
   const double gemm_in = fp8 ? 1 : e;
   const double out_proj = fp8 ? e + 1 : e;
   LayerTerms t;
@@ -76,38 +80,25 @@ LayerTerms layer_terms(const ModelSpec& m, const ParallelSpec& par, const Traini
   // Flash attention never materialises the s x s scores: it keeps only the fp32 softmax
   // statistics (one per row per head), which is what selective recompute achieves by hand.
   t.attention = train.flash_attention ? 4 * a * s * b : (e + d * (1 + e)) * a * s * s * b;
+  // torchtitan's per-op policy (torchtitan/models/llama/parallelize_llama.py _save_list: mm,
+  // the SDPA kernels, reduce_scatter; "recompute every other mm"): per block its input, the
+  // outputs of wq, wv, w1 (gelu: fc1) and w2, and the fused attention's output and logsumexp
+  // ([A]). The block input and w2's output are [R]-like (split under SP), the rest [S].
+  t.op_replicated = 2 * e * sbh;
+  t.op_split = (e + e * g + e) * sbh + e * sbf;
+  t.input = e * sbh;
   return t;
 }
 
-double stored_bytes(const LayerTerms& lt, const ModelSpec& m, const ParallelSpec& par, const TrainingSpec& train,
-                    Recompute recompute) {
+double stored_bytes(const LayerTerms& lt, const ParallelSpec& par, Recompute recompute) {
   const double t = static_cast<double>(par.tp);
   const bool sp = par.sequence_parallel && par.tp > 1;
   const double replicated = sp ? lt.replicated / t : lt.replicated;
   switch (recompute) {
     case Recompute::kNone: return replicated + lt.split / t + lt.attention / t;
     case Recompute::kSelective: return replicated + lt.split / t;
-    case Recompute::kSelectiveOp: {
-      // torchtitan's per-op policy (torchtitan/models/llama/parallelize_llama.py _save_list: mm,
-      // the SDPA kernels, reduce_scatter; "recompute every other mm"): per block its input, the
-      // outputs of wq, wv, w1 (gelu: fc1) and w2, and the fused attention's output and logsumexp.
-      // The block input and w2's output are [R]-like (split under SP), the rest [S].
-      const double s = static_cast<double>(m.seq_len) / static_cast<double>(std::max<int64_t>(par.cp, 1));
-      const double b = static_cast<double>(par.micro_batch);
-      const double h = static_cast<double>(m.hidden);
-      const double g = static_cast<double>(m.kv_heads > 0 ? m.kv_heads : m.heads) / static_cast<double>(m.heads);
-      const double f = static_cast<double>(m.ffn_hidden > 0 ? m.ffn_hidden : 4 * m.hidden);
-      const double e = activation_element_bytes(train.precision);
-      const double r = 2 * e * s * b * h;
-      const double split = (e + e * g + e) * s * b * h + e * s * b * f;
-      return (sp ? r / t : r) + split / t + lt.attention / t;
-    }
-    case Recompute::kFull: {
-      const double s = static_cast<double>(m.seq_len) / static_cast<double>(std::max<int64_t>(par.cp, 1));
-      const double input = activation_element_bytes(train.precision) * s * static_cast<double>(par.micro_batch) *
-                           static_cast<double>(m.hidden);
-      return sp ? input / t : input;
-    }
+    case Recompute::kSelectiveOp: return (sp ? lt.op_replicated / t : lt.op_replicated) + lt.op_split / t + lt.attention / t;
+    case Recompute::kFull: return sp ? lt.input / t : lt.input;
   }
   return 0;
 }
@@ -184,12 +175,20 @@ std::vector<int64_t> stage_layers(const ModelSpec& m, const ParallelSpec& par) {
   return stages;
 }
 
+bool transformer_engine_fp8(const TrainingSpec& train) {
+  return train.precision == Precision::kFp8 && !train.fp8_torchao;
+}
+
+bool keeps_fp8_weight_copies(const ParallelSpec& par, const TrainingSpec& train) {
+  return transformer_engine_fp8(train) && par.zero < 3;
+}
+
 double layer_activation_bytes(const ModelSpec& m, const ParallelSpec& par, const TrainingSpec& train) {
-  return stored_bytes(layer_terms(m, par, train), m, par, train, par.recompute);
+  return stored_bytes(layer_terms(m, par, train), par, par.recompute);
 }
 
 double layer_full_activation_bytes(const ModelSpec& m, const ParallelSpec& par, const TrainingSpec& train) {
-  return stored_bytes(layer_terms(m, par, train), m, par, train, Recompute::kNone);
+  return stored_bytes(layer_terms(m, par, train), par, Recompute::kNone);
 }
 
 double in_flight_micro_batches(Schedule schedule, int64_t rank, int64_t p, int64_t m, int64_t v) {
@@ -252,7 +251,7 @@ std::vector<MemoryBreakdown> stages_memory(const ModelSpec& m, const ParallelSpe
     // transpose (te/pytorch/module/linear.py: weight_fp8, weight_t_fp8; Hopper's fp8 GEMMs take
     // TN operands only): 2 bytes per layer weight beside the 16-bit one. Under ZeRO-3 the weights
     // are gathered one unit at a time and no copy outlives it.
-    if (train.precision == Precision::kFp8 && !train.fp8_torchao && par.zero < 3) mb.weights += 2 * lr * (pc.attention + pc.mlp) / t;
+    if (keeps_fp8_weight_copies(par, train)) mb.weights += 2 * lr * (pc.attention + pc.mlp) / t;
     mb.stage = r;
     mb.layers = layers[static_cast<size_t>(r)];
     mb.has_embedding = first;

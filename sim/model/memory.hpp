@@ -91,6 +91,11 @@ std::vector<int64_t> stage_layer_counts(int64_t layers, int64_t pp, int64_t v);
 std::vector<int64_t> chunk_layers(const ModelSpec& m, const ParallelSpec& par);
 std::vector<int64_t> stage_layers(const ModelSpec& m, const ParallelSpec& par);
 
+// fp8 through Transformer Engine (TrainingSpec::fp8_torchao false): Linear inputs kept as fp8
+// casts; and, below ZeRO-3, the fp8 copy and transpose TE keeps of every layer weight.
+bool transformer_engine_fp8(const TrainingSpec& train);
+bool keeps_fp8_weight_copies(const ParallelSpec& par, const TrainingSpec& train);
+
 // Bytes one transformer layer keeps from its forward to its backward for ONE micro-batch on one
 // GPU, with the configured TP, SP, CP, recompute and precision. Full recompute: the layer input
 // only. Korthikanti et al. 2022 Eqs 1, 2, 4, 6 for GPT layers.

@@ -295,7 +295,7 @@ std::string render_memory_table(const MemoryPlan& plan) {
   auto sharded = [&](bool is) { return is ? ", sharded over " + std::to_string(shard) + " ranks" : std::string(); };
   char note[160];
   std::snprintf(note, sizeof note, "%.1f B params x %.0f B", mb.params / 1e9, sb.weights);
-  const bool fp8_copies = t.precision == model::Precision::kFp8 && !t.fp8_torchao && p.zero < 3;
+  const bool fp8_copies = model::keeps_fp8_weight_copies(p, t);
   row("weights", mb.weights, note + sharded(p.zero >= 3) + (fp8_copies ? " + fp8 copy and transpose of the layer weights" : ""));
   std::snprintf(note, sizeof note, "x %.0f B", sb.gradients);
   row("gradients", mb.gradients, note + sharded(p.zero >= 2));

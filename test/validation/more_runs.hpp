@@ -54,8 +54,9 @@
 //    arXiv:2407.08608, July 2024), the GPU's default (FA3-class on Hopper) for the Megatron-based
 //    stacks.
 //  - Gradients reduced in fp32 (training.grad_reduce_fp32) where the stack does: llm-foundry
-//    (composer >= 0.16.4 "DEFAULT" mixed precision: reduce_dtype float32, llm-foundry's setup.py at
-//    the table's commit pins >=0.16.4,<0.17), torchtitan (mixed_precision_reduce float32) and Llama 3
+//    (composer's FSDP mixed precision as the row prints it: "DEFAULT" reduces in float32, "PURE" in
+//    bf16; unprinted = composer >= 0.16.4's "DEFAULT", llm-foundry's setup.py at the table's commit
+//    pins >=0.16.4,<0.17), torchtitan (mixed_precision_reduce float32) and Llama 3
 //    (paper Sec. 3.3.4).
 //  - Pipeline schedule (all): interleaved only where the row prints it (virtual_pp > 1, or
 //    "interleav..." in pipeline_schedule / virtual_pp_note), with virtual_pp chunks where printed,
@@ -403,7 +404,11 @@ inline std::vector<MoreRun> load_more_runs(const std::string& path, std::vector<
       r.par.recompute = printed_recompute;
       r.par.zero = 3;  // FSDP FULL_SHARD
       r.par.overlap_grad_reduce = true;
-      r.train.grad_reduce_fp32 = true;  // composer 0.16.4 (llm-foundry setup.py >=0.16.4,<0.17) "DEFAULT": reduce_dtype float32
+      // composer's FSDP mixed_precision as the row prints it (composer/trainer/dist_strategy.py,
+      // get_mixed_precision): "DEFAULT" reduces in float32, "PURE" in the 16-bit precision; a row
+      // that prints neither takes composer 0.16.4's default (llm-foundry setup.py >=0.16.4,<0.17),
+      // "DEFAULT".
+      r.train.grad_reduce_fp32 = !contains(text(par["fsdp_mixed_precision"]), "PURE");
       r.par.sequence_parallel = false;
       r.train.tp_comm_overlap = false;
     } else if (fam == "torchtitan") {
