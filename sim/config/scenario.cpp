@@ -17,6 +17,9 @@
 //   training.gpu_hour_price   number >= 0 (currency per GPU-hour; default 0 = no cost line)
 //   training.fp32_main_grads  bool (default false)
 //   training.cross_entropy    fused | torch (default fused): what the loss holds (TrainingSpec::torch_cross_entropy)
+//   parallelism.defer_grad_reduce  bool (default false): ZeRO-2/3 gradients accumulated unsharded
+//       over the micro-batches and reduced after the last (torch.distributed.pipelining + FSDP2;
+//       model/spec.hpp ParallelSpec::defer_grad_reduce)
 //   parallelism.recompute     also selective-op (torchtitan's per-op policy, model/spec.hpp)
 //   training.fp8_stack        transformer-engine | torchao (default transformer-engine): what fp8
 //                             keeps in memory (model/spec.hpp TrainingSpec::fp8_torchao)
@@ -99,7 +102,8 @@ const std::vector<std::string> kIntraKeys = {"fabric", "bandwidth", "latency"};
 const std::vector<std::string> kInterKeys = {"topology", "nic_bandwidth", "nics_per_node", "latency", "oversubscription"};
 const std::vector<std::string> kParallelKeys = {"tp",       "pp",        "dp",        "cp",
                                                 "micro_batch", "schedule", "virtual_stages", "zero",
-                                                "recompute", "sequence_parallel", "overlap_grad_reduce", "layers_per_stage"};
+                                                "recompute", "sequence_parallel", "overlap_grad_reduce", "layers_per_stage",
+                                                "defer_grad_reduce"};
 const std::vector<std::string> kTrainingKeys = {"precision",    "optimizer",      "global_batch",    "steps",
                                                 "total_tokens", "offload",        "gpu_hour_price", "fp32_main_grads",
                                                 "runtime_reserve", "flash_attention", "tp_comm_overlap", "attention_kernel",
@@ -430,6 +434,7 @@ class Reader {
                                        model::Recompute::kSelectiveOp, model::Recompute::kFull});
     if (auto f = get(b, "sequence_parallel")) p.sequence_parallel = detail::to_bool(*f);
     if (auto f = get(b, "overlap_grad_reduce")) p.overlap_grad_reduce = detail::to_bool(*f);
+    if (auto f = get(b, "defer_grad_reduce")) p.defer_grad_reduce = detail::to_bool(*f);
     layer_items_.clear();
     if (auto f = get(b, "layers_per_stage")) {
       p.layers_per_chunk.clear();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "model/compute.hpp"
 #include "model/memory_data.hpp"
 #include "model/transformer.hpp"
 
@@ -183,6 +184,10 @@ bool keeps_fp8_weight_copies(const ParallelSpec& par, const TrainingSpec& train)
   return transformer_engine_fp8(train) && par.zero < 3;
 }
 
+bool defers_grad_reduce(const ParallelSpec& par, const TrainingSpec& train) {
+  return par.defer_grad_reduce && par.zero >= 2 && train.micro_batches(par) > 1;
+}
+
 double layer_activation_bytes(const ModelSpec& m, const ParallelSpec& par, const TrainingSpec& train) {
   return stored_bytes(layer_terms(m, par, train), par, par.recompute);
 }
@@ -232,7 +237,7 @@ std::vector<MemoryBreakdown> stages_memory(const ModelSpec& m, const ParallelSpe
   // Embedding dropout mask (gelu models), 1 byte per element; split by t under SP.
   const double embedding_act = has_dropout(m) ? (sp ? sbh / t : sbh) : 0;
   // Final norm input and output-projection input (split under SP), fp32 logits 4sbv/t.
-  const double logit_bytes = train.torch_cross_entropy ? 12 : 4;  // TrainingSpec::torch_cross_entropy
+  const double logit_bytes = !train.torch_cross_entropy ? 4 : par.tp > 1 ? 16 : 12;  // TrainingSpec::torch_cross_entropy
   const double output_act = (sp ? 2 * e * sbh / t : 2 * e * sbh) +
                             logit_bytes * s * static_cast<double>(par.micro_batch) * static_cast<double>(m.vocab) / t;
 
@@ -265,6 +270,20 @@ std::vector<MemoryBreakdown> stages_memory(const ModelSpec& m, const ParallelSpe
     if (lr > 0) mb.activations += working_set;
     if (first) mb.activations += mb.in_flight_micro_batches * embedding_act;
     if (last) mb.activations += (par.schedule == Schedule::kGpipe ? static_cast<double>(micro_batches) : 1.0) * output_act;
+
+    // Deferred reduction (ParallelSpec::defer_grad_reduce): every parameter of the rank keeps its
+    // unsharded 16-bit copy and an unsharded gradient accumulator in the reduce precision until the
+    // step's last backward. A chunk's accumulator appears at its first backward, when the
+    // schedule has begun to free activations: with v chunks run backward one after the other, the
+    // k-th accumulator is allocated while about (v - k + 1) / v of the held activations remain, so
+    // what coincides with the activation peak is the larger of one chunk's accumulator and all of
+    // them less the activations the first k - 1 chunks have freed (v = 1: all of it).
+    if (defers_grad_reduce(par, train)) {
+      const double accumulator = params * grad_bytes_per_param(train);
+      const double vv = static_cast<double>(v);
+      mb.gradients += std::max(accumulator / vv, accumulator - mb.activations * (vv - 1) / vv);
+      if (par.zero >= 3) mb.weights = params * sb.weights;
+    }
 
     // Temporary communication buffers.
     if (par.zero == 2) {

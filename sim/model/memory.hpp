@@ -96,6 +96,9 @@ std::vector<int64_t> stage_layers(const ModelSpec& m, const ParallelSpec& par);
 bool transformer_engine_fp8(const TrainingSpec& train);
 bool keeps_fp8_weight_copies(const ParallelSpec& par, const TrainingSpec& train);
 
+// ParallelSpec::defer_grad_reduce in effect: ZeRO-2/3 and more than one micro-batch per step.
+bool defers_grad_reduce(const ParallelSpec& par, const TrainingSpec& train);
+
 // Bytes one transformer layer keeps from its forward to its backward for ONE micro-batch on one
 // GPU, with the configured TP, SP, CP, recompute and precision. Full recompute: the layer input
 // only. Korthikanti et al. 2022 Eqs 1, 2, 4, 6 for GPT layers.

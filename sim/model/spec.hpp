@@ -49,6 +49,14 @@ struct ParallelSpec {
   Recompute recompute = Recompute::kNone;
   bool sequence_parallel = false;
   bool overlap_grad_reduce = true;
+  // ZeRO-2/3: gradients are accumulated unsharded, in the reduce precision, over the step's
+  // micro-batches and reduce-scattered once after the last one, with the parameters kept
+  // unsharded until then. torch.distributed.pipelining runs FSDP2 this way under every schedule
+  // (stage.py backward_maybe_with_nosync: set_requires_gradient_sync(False) and
+  // set_reshard_after_backward(False) until the last backward; _fsdp_param.py
+  // to_accumulated_grad_if_needed upcasts the unsharded gradient to reduce_dtype), so torchtitan
+  // with PP and FSDP does. Memory only: the reduce-scatter is costed once per step either way.
+  bool defer_grad_reduce = false;
   // Transformer layers of each pipeline chunk in model order (pp * virtual_stages entries; chunk i
   // on rank i % pp), as parallelism.layers_per_stage gives them; empty = the even split with the
   // short chunks at the two ends (model/memory.hpp chunk_layers).
@@ -90,7 +98,10 @@ struct TrainingSpec {
   // flash-attn's xentropy as llm-foundry runs it): the fp32 logits once, gradients in place.
   // Torch (F.cross_entropy on .float() logits, torchtitan): log_softmax keeps its fp32 output and
   // its backward holds that, the incoming gradient and the input gradient at once: 12 bytes per
-  // logit at the loss's peak. training.cross_entropy: fused | torch.
+  // logit at the loss's peak. With the vocabulary sharded over TP, torch computes it through
+  // DTensor's loss_parallel (torch/distributed/tensor/parallel/loss.py), the decomposition of
+  // log_softmax with all-reduces: its backward builds the dense nll gradient, exp(output) and their
+  // product beside the kept fp32 output, 16 bytes per logit. training.cross_entropy: fused | torch.
   bool torch_cross_entropy = false;
   std::string attention_kernel;  // fused attention kernel: "fa2" | "fa3"; "" = what a current stack runs on the GPU
 

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "hardware/gpu.hpp"
+#include "model/compute.hpp"
 #include "model/memory_data.hpp"
 #include "model/transformer.hpp"
 
@@ -296,9 +297,15 @@ std::string render_memory_table(const MemoryPlan& plan) {
   char note[160];
   std::snprintf(note, sizeof note, "%.1f B params x %.0f B", mb.params / 1e9, sb.weights);
   const bool fp8_copies = model::keeps_fp8_weight_copies(p, t);
-  row("weights", mb.weights, note + sharded(p.zero >= 3) + (fp8_copies ? " + fp8 copy and transpose of the layer weights" : ""));
+  const bool deferred = model::defers_grad_reduce(p, t);
+  row("weights", mb.weights,
+      note + sharded(p.zero >= 3 && !deferred) + (fp8_copies ? " + fp8 copy and transpose of the layer weights" : ""));
   std::snprintf(note, sizeof note, "x %.0f B", sb.gradients);
-  row("gradients", mb.gradients, note + sharded(p.zero >= 2));
+  row("gradients", mb.gradients,
+      note + sharded(p.zero >= 2) +
+          (deferred ? " + unsharded " + std::string(model::grad_bytes_per_param(t) > 2 ? "fp32" : "16-bit") +
+                          " accumulators until the last backward (defer_grad_reduce)"
+                    : ""));
   if (mb.offloaded_bytes > 0) {
     row("optimizer", mb.optimizer, gb(mb.offloaded_bytes) + " GB offloaded to " + model::to_string(mb.offload_to));
   } else {

@@ -579,6 +579,14 @@ TEST(LoadScenario, AttentionKernelAndFp32Reduction) {
       << error_of(kBase + "  attention_kernel: fa0\n");
 }
 
+// parallelism.defer_grad_reduce: off unless written; a non-boolean is refused at its value.
+TEST(LoadScenario, DeferGradReduce) {
+  EXPECT_FALSE(load_scenario_text(kBase, "t.yaml").parallel.defer_grad_reduce);
+  EXPECT_TRUE(load_scenario_text(with("  dp: 4", "  dp: 4\n  defer_grad_reduce: true"), "t.yaml").parallel.defer_grad_reduce);
+  const std::string bad = error_of(with("  dp: 4", "  dp: 4\n  defer_grad_reduce: sometimes"));
+  EXPECT_NE(bad.find("t.yaml:16:22:"), std::string::npos) << bad;
+}
+
 TEST(LoadScenario, LayersPerStageAsGiven) {
   // kBase: 24 layers, pp 2. One entry per stage.
   const Scenario a = load_scenario_text(with("  dp: 4", "  dp: 4\n  layers_per_stage: [10, 14]"), "t.yaml");

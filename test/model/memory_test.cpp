@@ -386,6 +386,64 @@ TEST(StageMemory, InterleavedCorrection) {
   expect_rel(first.activations, layers_worth * sbh / t * (34 + 5 * a * s / h) + (23.0 / 2) * sbh / t);
 }
 
+TEST(StageMemory, DeferredReductionKeepsUnshardedAccumulators) {
+  // torch.distributed.pipelining + FSDP2: every parameter of the rank keeps an unsharded fp32
+  // gradient accumulator until the last backward (grad_reduce_fp32: 4 bytes per parameter).
+  // 1F1B: all of it coincides with the activation peak.
+  StageFixture f;
+  f.par.dp = 8;
+  f.par.zero = 2;
+  f.train.grad_reduce_fp32 = true;
+  const std::vector<MemoryBreakdown> plain = memory_per_stage(f.model, f.par, f.train);
+  f.par.defer_grad_reduce = true;
+  const std::vector<MemoryBreakdown> deferred = memory_per_stage(f.model, f.par, f.train);
+  for (size_t r = 0; r < plain.size(); ++r) {
+    expect_rel(deferred[r].gradients - plain[r].gradients, 4 * plain[r].params);
+    expect_rel(deferred[r].weights, plain[r].weights);  // ZeRO-2 weights are unsharded already
+    expect_rel(deferred[r].activations, plain[r].activations);
+  }
+  // Interleaved, v = 2: the second chunk's accumulator appears once the first chunk run backward
+  // has freed half the held activations A: max(G / 2, G - A / 2) with G = 4 x params.
+  f.par.schedule = Schedule::kInterleaved;
+  f.par.virtual_stages = 2;
+  const MemoryBreakdown v2 = memory_per_stage(f.model, f.par, f.train)[0];
+  f.par.defer_grad_reduce = false;
+  const MemoryBreakdown v2_plain = memory_per_stage(f.model, f.par, f.train)[0];
+  const double g = 4 * v2.params, a = v2.activations;
+  expect_rel(v2.gradients - v2_plain.gradients, std::max(g / 2, g - a / 2));
+  // ZeRO-3: the parameters stay unsharded too (reshard_after_backward off).
+  f.par.schedule = Schedule::k1F1B;
+  f.par.virtual_stages = 1;
+  f.par.zero = 3;
+  const MemoryBreakdown z3 = memory_per_stage(f.model, f.par, f.train)[0];
+  f.par.defer_grad_reduce = true;
+  const MemoryBreakdown z3_deferred = memory_per_stage(f.model, f.par, f.train)[0];
+  expect_rel(z3.weights, 2 * z3.params / 8);
+  expect_rel(z3_deferred.weights, 2 * z3.params);
+  // One micro-batch per step: nothing to accumulate.
+  f.train.global_batch = 8;
+  f.par.zero = 2;
+  const MemoryBreakdown one = memory_per_stage(f.model, f.par, f.train)[0];
+  f.par.defer_grad_reduce = false;
+  expect_rel(one.gradients, memory_per_stage(f.model, f.par, f.train)[0].gradients);
+}
+
+TEST(StageMemory, TorchLossUnderTensorParallelHoldsSixteenBytesPerLogit) {
+  // Last stage, one micro-batch: fp32 logits 4sbv/t fused; torch's F.cross_entropy 12 B per logit;
+  // with the vocabulary sharded over TP, DTensor's loss_parallel decomposition 16 B per logit.
+  StageFixture f;
+  const double s = 2048, t = 8, v = 51200;
+  const double fused = memory_per_stage(f.model, f.par, f.train)[7].activations;
+  f.train.torch_cross_entropy = true;
+  expect_rel(memory_per_stage(f.model, f.par, f.train)[7].activations - fused, 16 * s * v / t - 4 * s * v / t);
+  f.par.tp = 1;
+  f.par.dp = 8;
+  f.par.sequence_parallel = false;
+  const double tp1_torch = memory_per_stage(f.model, f.par, f.train)[7].activations;
+  f.train.torch_cross_entropy = false;
+  expect_rel(tp1_torch - memory_per_stage(f.model, f.par, f.train)[7].activations, 8 * s * v);
+}
+
 TEST(StageMemory, GpipeHoldsAllMicroBatches) {
   StageFixture f;
   f.par.schedule = Schedule::kGpipe;

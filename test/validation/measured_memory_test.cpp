@@ -56,6 +56,8 @@ std::vector<MeasuredRow> load_rows() {
                                                 : model::Schedule::k1F1B;
     // FSDP2: resharded after forward (ZeRO-3) unless pipelined (torchtitan: not under PP = ZeRO-2).
     r.par.zero = p["fsdp_reshard_after_forward"].as<bool>() ? 3 : 2;
+    // torch.distributed.pipelining defers FSDP2's gradient reduction to the last backward.
+    r.par.defer_grad_reduce = r.par.pp > 1;
     r.par.sequence_parallel = r.par.tp > 1;  // torchtitan's TP plan always shards norms' sequence
     r.recompute = e["recompute"].as<std::string>();
     r.par.recompute = r.recompute == "full" ? model::Recompute::kFull
@@ -63,7 +65,9 @@ std::vector<MeasuredRow> load_rows() {
                                                       : model::Recompute::kNone;
     r.train.precision = e["fp8"].as<bool>() ? model::Precision::kFp8 : model::Precision::kBf16;
     r.train.fp8_torchao = true;
-    r.train.torch_cross_entropy = true;  // torchtitan: F.cross_entropy(pred.flatten(0, 1).float(), ...)
+    // torchtitan: F.cross_entropy(pred.flatten(0, 1).float(), ...), eager unless the run compiled
+    // the loss (inductor fuses the cast, softmax and gradient: training.cross_entropy fused).
+    r.train.torch_cross_entropy = !e["loss_compiled"].as<bool>();
     r.train.grad_reduce_fp32 = true;
     r.train.attention_kernel = "fa2";
     // One optimizer step per local batch (no gradient accumulation in these tables).
@@ -115,12 +119,14 @@ TEST(MeasuredMemory, ShardedModelStatesScaleAsMeasured) {
 }
 
 TEST(MeasuredMemory, ReportAgainstEveryMeasuredPeak) {
-  // The README table "Measured peak memory" is this output. Not yet a bound (issue 14 note): the
-  // activation side runs over or under where the stacks differ from what trainsim models
-  // (torchtitan's per-op selective checkpointing, the fp32 loss over 128K-vocabulary logits,
-  // torch.compile's fusions).
+  // The README table "Measured peak memory" is this output. Issue 14 asks for every row within
+  // 10%; 20 of 32 are. Beyond: the 405B PP8 rows (-13% to -23%: what torchtitan's pipeline holds
+  // beyond the unsharded accumulators is not found), the 70B TP8 row without async TP (-11%) and
+  // the five B200 rows (+16% to +18%: the same configuration as MI300X, within 1%, measured 5.4 GiB
+  // lower). The
+  // bounds keep what is reached.
   double sum = 0;
-  int n = 0;
+  int n = 0, within = 0;
   std::printf("%-52s %6s %9s %9s %7s\n", "id", "rc", "measured", "predicted", "error");
   for (const MeasuredRow& r : load_rows()) {
     const double pred = predicted_reserved(r) / kGiB;
@@ -128,10 +134,13 @@ TEST(MeasuredMemory, ReportAgainstEveryMeasuredPeak) {
     std::printf("%-52s %6s %8.1f  %8.1f  %+6.1f%%\n", r.id.c_str(), r.recompute.substr(0, 6).c_str(), r.measured_gib,
                 pred, err);
     sum += std::fabs(err);
+    within += std::fabs(err) <= 10 ? 1 : 0;
     ++n;
   }
-  std::printf("rows %d: mean |error| %.1f%%\n", n, sum / n);
+  std::printf("rows %d: mean |error| %.1f%%, %d within 10%%\n", n, sum / n, within);
   EXPECT_EQ(n, 32);
+  EXPECT_LE(sum / n, 7.5);
+  EXPECT_GE(within, 20);
 }
 
 }  // namespace

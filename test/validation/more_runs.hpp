@@ -76,7 +76,8 @@
 //    printed (llama3_*.toml default, as the file notes); bf16 unless the row's precision says fp8;
 //    flash attention (SDPA) on; recompute as printed: "full" -> full, "selective" (layer or op SAC)
 //    -> selective, else none; FSDP2 = zero 3, but zero 2 when pp > 1 (torchtitan sets
-//    reshard_after_forward = False under PP); sequence parallel when tp > 1 (its TP plan); TP comm
+//    reshard_after_forward = False under PP) with the reduction deferred to the last backward
+//    (parallelism.defer_grad_reduce: torch.distributed.pipelining); sequence parallel when tp > 1 (its TP plan); TP comm
 //    overlap only when async_tp is true. micro_batch: without PP the local batch (no gradient
 //    accumulation); with PP local batch / (pp * stages per rank) (torchtitan's default number of
 //    micro-batches = total stages).
@@ -414,6 +415,7 @@ inline std::vector<MoreRun> load_more_runs(const std::string& path, std::vector<
     } else if (fam == "torchtitan") {
       r.par.recompute = printed_recompute;
       r.par.zero = r.par.pp > 1 ? 2 : 3;  // FSDP2; reshard_after_forward = False under PP
+      r.par.defer_grad_reduce = r.par.pp > 1;  // torch.distributed.pipelining: reduced after the last backward
       r.par.overlap_grad_reduce = true;
       r.train.grad_reduce_fp32 = true;  // training.mixed_precision_reduce: default (and only choice) float32
       r.train.fp8_torchao = true;       // float8 through torchao's Float8Linear
