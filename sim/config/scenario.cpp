@@ -20,6 +20,9 @@
 //   parallelism.defer_grad_reduce  bool (default false): ZeRO-2/3 gradients accumulated unsharded
 //       over the micro-batches and reduced after the last (torch.distributed.pipelining + FSDP2;
 //       model/spec.hpp ParallelSpec::defer_grad_reduce)
+//   parallelism.recompute_num_layers  integer >= 0, with recompute: full only: the first N layers
+//       of every pipeline chunk are recomputed, the others keep their activations (Megatron's
+//       block method; default: every layer)
 //   parallelism.recompute     also selective-op (torchtitan's per-op policy, model/spec.hpp)
 //   training.fp8_stack        transformer-engine | torchao (default transformer-engine): what fp8
 //                             keeps in memory (model/spec.hpp TrainingSpec::fp8_torchao)
@@ -103,7 +106,7 @@ const std::vector<std::string> kInterKeys = {"topology", "nic_bandwidth", "nics_
 const std::vector<std::string> kParallelKeys = {"tp",       "pp",        "dp",        "cp",
                                                 "micro_batch", "schedule", "virtual_stages", "zero",
                                                 "recompute", "sequence_parallel", "overlap_grad_reduce", "layers_per_stage",
-                                                "defer_grad_reduce"};
+                                                "defer_grad_reduce", "recompute_num_layers"};
 const std::vector<std::string> kTrainingKeys = {"precision",    "optimizer",      "global_batch",    "steps",
                                                 "total_tokens", "offload",        "gpu_hour_price", "fp32_main_grads",
                                                 "runtime_reserve", "flash_attention", "tp_comm_overlap", "attention_kernel",
@@ -435,6 +438,7 @@ class Reader {
     if (auto f = get(b, "sequence_parallel")) p.sequence_parallel = detail::to_bool(*f);
     if (auto f = get(b, "overlap_grad_reduce")) p.overlap_grad_reduce = detail::to_bool(*f);
     if (auto f = get(b, "defer_grad_reduce")) p.defer_grad_reduce = detail::to_bool(*f);
+    if (auto f = get(b, "recompute_num_layers")) p.recompute_num_layers = detail::to_int(*f, 0, 1 << 20);
     layer_items_.clear();
     if (auto f = get(b, "layers_per_stage")) {
       p.layers_per_chunk.clear();
@@ -616,6 +620,10 @@ class Reader {
     if (p.sequence_parallel && (m.seq_len / p.cp) % p.tp != 0)
       fail(at("parallelism.sequence_parallel"), "sequence_parallel needs parallelism.tp = " + str(p.tp) +
                                                     " to divide the sequence per context rank, " + str(m.seq_len / p.cp));
+
+    if (p.recompute_num_layers >= 0 && p.recompute != model::Recompute::kFull)
+      fail(at("parallelism.recompute_num_layers"), "parallelism.recompute_num_layers needs recompute: full (got " +
+                                                       std::string(model::to_string(p.recompute)) + ")");
 
     // Pipeline.
     const bool interleaved = p.schedule == model::Schedule::kInterleaved;

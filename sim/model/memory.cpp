@@ -184,6 +184,12 @@ bool keeps_fp8_weight_copies(const ParallelSpec& par, const TrainingSpec& train)
   return transformer_engine_fp8(train) && par.zero < 3;
 }
 
+int64_t recomputed_layers(const ParallelSpec& par, int64_t chunk_layers) {
+  if (par.recompute == Recompute::kNone) return 0;
+  if (par.recompute != Recompute::kFull || par.recompute_num_layers < 0) return chunk_layers;
+  return std::min(par.recompute_num_layers, chunk_layers);
+}
+
 bool defers_grad_reduce(const ParallelSpec& par, const TrainingSpec& train) {
   return par.defer_grad_reduce && par.zero >= 2 && train.micro_batches(par) > 1;
 }
@@ -229,7 +235,12 @@ std::vector<MemoryBreakdown> stages_memory(const ModelSpec& m, const ParallelSpe
   const double output_params = pc.output / t + pc.final_norm + (m.tied_embeddings && p > 1 ? pc.embedding / t : 0);
 
   const double per_layer = layer_activation_bytes(m, par, train);
-  const double working_set = par.recompute == Recompute::kFull ? layer_full_activation_bytes(m, par, train) : 0;
+  const double full_layer = layer_full_activation_bytes(m, par, train);
+  const double working_set = par.recompute == Recompute::kFull ? full_layer : 0;
+  // Recomputed layers per stage (recompute_num_layers counts per chunk); the rest keep everything.
+  const std::vector<int64_t> chunks = chunk_layers(m, par);
+  std::vector<int64_t> recomputed(static_cast<size_t>(p), 0);
+  for (size_t c = 0; c < chunks.size(); ++c) recomputed[c % static_cast<size_t>(p)] += recomputed_layers(par, chunks[c]);
   const bool sp = par.sequence_parallel && par.tp > 1;
   const double s = static_cast<double>(m.seq_len) / static_cast<double>(std::max<int64_t>(par.cp, 1));
   const double sbh = s * static_cast<double>(par.micro_batch) * static_cast<double>(m.hidden);
@@ -266,8 +277,11 @@ std::vector<MemoryBreakdown> stages_memory(const ModelSpec& m, const ParallelSpe
     // Held chunk-micro-batches; each chunk of this rank holds lr / v layers on average.
     const double held = in_flight_micro_batches(par.schedule, r, p, micro_batches, v);
     mb.in_flight_micro_batches = held / static_cast<double>(v);
-    mb.activations = held * (lr / static_cast<double>(v)) * per_layer;
-    if (lr > 0) mb.activations += working_set;
+    const double rl = static_cast<double>(recomputed[static_cast<size_t>(r)]);
+    mb.recomputed_layers = recomputed[static_cast<size_t>(r)];
+    mb.full_layer_activation_bytes = full_layer;
+    mb.activations = held / static_cast<double>(v) * (rl * per_layer + (lr - rl) * full_layer);
+    if (rl > 0) mb.activations += working_set;
     if (first) mb.activations += mb.in_flight_micro_batches * embedding_act;
     if (last) mb.activations += (par.schedule == Schedule::kGpipe ? static_cast<double>(micro_batches) : 1.0) * output_act;
 

@@ -53,6 +53,8 @@ struct MemoryBreakdown {
   bool has_output = false;            // last stage
   double params = 0;                  // parameters one GPU of the rank holds before ZeRO sharding
   double in_flight_micro_batches = 0; // micro-batches whose activations the rank holds at its peak
+  int64_t recomputed_layers = 0;      // of `layers`, those that recompute (all unless recompute_num_layers)
+  double full_layer_activation_bytes = 0;  // what a layer that does not recompute keeps, per micro-batch
                                       // (interleaved: chunk-micro-batches divided by v)
   double layer_activation_bytes = 0;  // kept per layer per micro-batch (layer_activation_bytes())
   double reserve_bytes = 0;           // runtime reserve: reserve.total()
@@ -95,6 +97,10 @@ std::vector<int64_t> stage_layers(const ModelSpec& m, const ParallelSpec& par);
 // casts; and, below ZeRO-3, the fp8 copy and transpose TE keeps of every layer weight.
 bool transformer_engine_fp8(const TrainingSpec& train);
 bool keeps_fp8_weight_copies(const ParallelSpec& par, const TrainingSpec& train);
+
+// Layers of a chunk of `chunk_layers` that recompute (ParallelSpec::recompute_num_layers): all of
+// them unless the count is limited, none without recompute.
+int64_t recomputed_layers(const ParallelSpec& par, int64_t chunk_layers);
 
 // ParallelSpec::defer_grad_reduce in effect: ZeRO-2/3 and more than one micro-batch per step.
 bool defers_grad_reduce(const ParallelSpec& par, const TrainingSpec& train);

@@ -57,6 +57,12 @@ struct ParallelSpec {
   // to_accumulated_grad_if_needed upcasts the unsharded gradient to reduce_dtype), so torchtitan
   // with PP and FSDP does. Memory only: the reduce-scatter is costed once per step either way.
   bool defer_grad_reduce = false;
+  // Full recompute of only the first N transformer layers of every pipeline chunk; the chunk's
+  // other layers keep all their activations (Megatron-Core --recompute-granularity full
+  // --recompute-method block --recompute-num-layers N: TransformerBlock._checkpointed_forward
+  // checkpoints layer l only while l < N, per virtual pipeline chunk). -1 = every layer.
+  // Only with Recompute::kFull.
+  int64_t recompute_num_layers = -1;
   // Transformer layers of each pipeline chunk in model order (pp * virtual_stages entries; chunk i
   // on rank i % pp), as parallelism.layers_per_stage gives them; empty = the even split with the
   // short chunks at the two ends (model/memory.hpp chunk_layers).

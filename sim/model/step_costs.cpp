@@ -28,6 +28,11 @@ StepCosts compute_step_costs(const ModelSpec& model, const ParallelSpec& par, co
   const std::vector<int64_t> split = chunk_layers(model, par);
 
   const LayerTime layer = layer_time(model, par, train, cluster, cal);
+  // A layer that does not recompute (recompute_num_layers below the chunk's layers): the same
+  // layer without the recompute pass and its TP collectives.
+  ParallelSpec whole = par;
+  whole.recompute = Recompute::kNone;
+  const LayerTime kept = par.recompute == Recompute::kNone ? layer : layer_time(model, whole, train, cluster, cal);
   const EndTime embedding = embedding_time(model, par, train, cluster, cal);
   const EndTime output = output_time(model, par, train, cluster, cal);
   const ParamCounts params = count_params(model);
@@ -63,12 +68,13 @@ StepCosts compute_step_costs(const ModelSpec& model, const ParallelSpec& par, co
     chunk.has_embedding = c == 0;
     chunk.has_output = c == chunks - 1;
     const double n = d(chunk.layers);
+    const double rn = d(recomputed_layers(par, chunk.layers));  // the rest keep their activations
     chunk.forward_s = n * layer.forward_s;
-    chunk.backward_s = n * (layer.backward_s + layer.recompute_s);
-    chunk.tp_comm_s = n * layer.tp_comm_s;
+    chunk.backward_s = rn * (layer.backward_s + layer.recompute_s) + (n - rn) * kept.backward_s;
+    chunk.tp_comm_s = rn * layer.tp_comm_s + (n - rn) * kept.tp_comm_s;
     chunk.forward_flops = n * layer_fwd_flops;
     chunk.backward_flops = 2 * n * layer_fwd_flops;
-    chunk.recompute_flops = n * layer_recompute;
+    chunk.recompute_flops = rn * layer_recompute;
     chunk.param_count = n * params.per_layer / d(par.tp);
     if (chunk.has_embedding) {
       chunk.forward_s += embedding.forward_s;

@@ -190,7 +190,13 @@ StepEstimate estimate_step(const StepCosts& costs, const ModelSpec& model, const
   const double peak = cluster.gpu.peak_flops(train.precision);
   e.tflops_per_gpu = costs.model_flops_per_step / (gpus * e.step_s);
   e.mfu = peak > 0 ? e.tflops_per_gpu / peak : 0;
-  const double hardware_flops = hardware_flops_per_step(model, train.global_batch, par.recompute);
+  // Hardware FLOPs: the model's plus what the recomputing layers re-run (per GPU per micro-batch in
+  // the chunks, so times micro-batches, the TP x CP ranks that split it and the replicas).
+  double recompute_flops = 0;
+  for (const StageCost& st : costs.stages)
+    for (const ChunkCost& ch : st.chunks) recompute_flops += ch.recompute_flops;
+  const double hardware_flops = costs.model_flops_per_step + recompute_flops * d(costs.micro_batches) *
+                                                                 d(par.tp) * d(par.cp) * d(par.dp);
   e.hfu = peak > 0 ? hardware_flops / (gpus * e.step_s) / peak : 0;
   return e;
 }

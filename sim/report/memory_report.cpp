@@ -93,6 +93,22 @@ std::vector<MemorySuggestion> suggest(const MemoryPlan& plan, const config::Scen
     }
   }
 
+  // Full recompute of only some layers per chunk: the fewest more that fit.
+  if (par.recompute == model::Recompute::kFull && par.recompute_num_layers >= 0) {
+    int64_t most = 0;
+    for (int64_t c : model::chunk_layers(m, par)) most = std::max(most, c);
+    for (int64_t k = par.recompute_num_layers + 1; k <= most; ++k) {
+      model::ParallelSpec p = par;
+      p.recompute_num_layers = k;
+      const double bytes = total_bytes(sc.cluster, m, p, train);
+      if (bytes <= cap) {
+        add("full recompute of " + std::to_string(k) + " layers per pipeline chunk would fit",
+            {"parallelism.recompute_num_layers=" + std::to_string(k)}, bytes, cap);
+        break;
+      }
+    }
+  }
+
   // Sequence parallelism.
   if (par.tp > 1 && !par.sequence_parallel) {
     model::ParallelSpec p = par;
@@ -312,10 +328,19 @@ std::string render_memory_table(const MemoryPlan& plan) {
     std::snprintf(note, sizeof note, "x %.0f B", sb.optimizer);
     row("optimizer", mb.optimizer, note + sharded(p.zero >= 1));
   }
+  const bool partial = p.recompute == model::Recompute::kFull && mb.recomputed_layers < mb.layers;
+  const double kept_whole = static_cast<double>(partial ? mb.layers - mb.recomputed_layers : 0);
   const double in_layers =
-      static_cast<double>(mb.layers) * mb.in_flight_micro_batches * mb.layer_activation_bytes;
-  std::snprintf(note, sizeof note, "%lld layers x %s x %.3f GB per layer", static_cast<long long>(mb.layers),
-                micro_batches(mb.in_flight_micro_batches).c_str(), mb.layer_activation_bytes / kGB);
+      mb.in_flight_micro_batches * ((static_cast<double>(mb.layers) - kept_whole) * mb.layer_activation_bytes +
+                                    kept_whole * mb.full_layer_activation_bytes);
+  if (partial) {
+    std::snprintf(note, sizeof note, "%s x (%lld recomputed layers x %.3f GB + %lld kept whole x %.3f GB)",
+                  micro_batches(mb.in_flight_micro_batches).c_str(), static_cast<long long>(mb.recomputed_layers),
+                  mb.layer_activation_bytes / kGB, static_cast<long long>(kept_whole), mb.full_layer_activation_bytes / kGB);
+  } else {
+    std::snprintf(note, sizeof note, "%lld layers x %s x %.3f GB per layer", static_cast<long long>(mb.layers),
+                  micro_batches(mb.in_flight_micro_batches).c_str(), mb.layer_activation_bytes / kGB);
+  }
   std::string act_note = note;
   // The rest: full recompute's one-layer working set, embedding dropout masks, output logits.
   if (mb.activations - in_layers >= 0.05 * kGB) act_note += " + " + gb(mb.activations - in_layers) + " GB other";

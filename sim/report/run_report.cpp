@@ -90,6 +90,7 @@ void diagnose(const config::Scenario& sc, RunSummary& s) {
   } else if (sc.parallel.recompute != model::Recompute::kNone && recompute_cost >= 0.05) {
     // Is it needed? The lightest recompute that still fits says.
     model::ParallelSpec lighter = sc.parallel;
+    lighter.recompute_num_layers = -1;  // only full recompute takes a layer count
     std::string fits_without;
     for (model::Recompute r : {model::Recompute::kNone, model::Recompute::kSelective}) {
       if (static_cast<int>(r) >= static_cast<int>(sc.parallel.recompute)) break;
@@ -110,8 +111,9 @@ void diagnose(const config::Scenario& sc, RunSummary& s) {
       s.bottleneck = "compute";
       s.bottleneck_reason = std::string(model::to_string(sc.parallel.recompute)) + " activation recompute costs " +
                             pct(recompute_cost) + " of the step and is not needed: " + fits_without;
-      s.advice.push_back("--set parallelism.recompute=" + std::string(model::to_string(lighter.recompute)) + ": " + fits_without +
-                         " and saves up to " + pct(recompute_cost) + " of the step");
+      const std::string unset = sc.parallel.recompute_num_layers >= 0 ? " --set parallelism.recompute_num_layers=null" : "";
+      s.advice.push_back("--set parallelism.recompute=" + std::string(model::to_string(lighter.recompute)) + unset + ": " +
+                         fits_without + " and saves up to " + pct(recompute_cost) + " of the step");
     }
   } else {
     s.bottleneck = "compute";

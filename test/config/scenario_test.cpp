@@ -587,6 +587,17 @@ TEST(LoadScenario, DeferGradReduce) {
   EXPECT_NE(bad.find("t.yaml:16:22:"), std::string::npos) << bad;
 }
 
+// parallelism.recompute_num_layers: a count >= 0, only with recompute: full.
+TEST(LoadScenario, RecomputeNumLayers) {
+  EXPECT_EQ(load_scenario_text(kBase, "t.yaml").parallel.recompute_num_layers, -1);
+  const Scenario ok = load_scenario_text(with("  dp: 4", "  dp: 4\n  recompute: full\n  recompute_num_layers: 3"), "t.yaml");
+  EXPECT_EQ(ok.parallel.recompute_num_layers, 3);
+  EXPECT_EQ(error_of(with("  dp: 4", "  dp: 4\n  recompute_num_layers: 3")),
+            "t.yaml:16:25: parallelism.recompute_num_layers needs recompute: full (got none)");
+  const std::string negative = error_of(with("  dp: 4", "  dp: 4\n  recompute: full\n  recompute_num_layers: -1"));
+  EXPECT_NE(negative.find("t.yaml:17:25:"), std::string::npos) << negative;
+}
+
 TEST(LoadScenario, LayersPerStageAsGiven) {
   // kBase: 24 layers, pp 2. One entry per stage.
   const Scenario a = load_scenario_text(with("  dp: 4", "  dp: 4\n  layers_per_stage: [10, 14]"), "t.yaml");

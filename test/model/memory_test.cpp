@@ -444,6 +444,25 @@ TEST(StageMemory, TorchLossUnderTensorParallelHoldsSixteenBytesPerLogit) {
   expect_rel(tp1_torch - memory_per_stage(f.model, f.par, f.train)[7].activations, 8 * s * v);
 }
 
+TEST(StageMemory, RecomputeNumLayersKeepsTheOtherLayersWhole) {
+  // 12 layers per stage, first 4 recomputed: 8 micro-batches x (4 x 2sbh/t + 8 x the whole layer
+  // sbh/t (34 + 5as/h)) + one layer's working set + embedding masks 8 sbh/t.
+  StageFixture f;
+  f.par.recompute = Recompute::kFull;
+  f.par.recompute_num_layers = 4;
+  const MemoryBreakdown first = memory_per_stage(f.model, f.par, f.train)[0];
+  const double s = 2048, h = 12288, a = 96, t = 8, sbh = s * h;
+  const double whole = sbh / t * (34 + 5 * a * s / h);
+  expect_rel(first.activations, 8 * (4 * 2 * sbh / t + 8 * whole) + whole + 8 * sbh / t);
+  EXPECT_EQ(first.recomputed_layers, 4);
+  // None recomputed: no working set, the same as recompute none.
+  f.par.recompute_num_layers = 0;
+  const double zero = memory_per_stage(f.model, f.par, f.train)[0].activations;
+  f.par.recompute = Recompute::kNone;
+  f.par.recompute_num_layers = -1;
+  expect_rel(zero, memory_per_stage(f.model, f.par, f.train)[0].activations);
+}
+
 TEST(StageMemory, GpipeHoldsAllMicroBatches) {
   StageFixture f;
   f.par.schedule = Schedule::kGpipe;

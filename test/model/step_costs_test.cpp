@@ -56,6 +56,41 @@ TEST(StepCosts, LayerSplitFewerOnFirstAndLast) {
   EXPECT_DOUBLE_EQ(c.tokens_per_step, 64.0 * 8192);
 }
 
+TEST(StepCosts, RecomputeNumLayersRecomputesOnlyTheFirstLayersOfEachChunk) {
+  // Megatron's block method: of a stage's 8 layers (7 on the two end stages), the first 3
+  // recompute; the others run the plain backward. FLOPs and TP traffic follow.
+  ParallelSpec p;
+  p.tp = 8;
+  p.pp = 16;
+  p.dp = 4;
+  p.sequence_parallel = true;
+  p.recompute = Recompute::kFull;
+  TrainingSpec t;
+  t.global_batch = 64;
+  const hardware::ClusterSpec c = h100(64);
+  const ModelSpec m = llama3_405b();
+  const LayerTime full = layer_time(m, p, t, c, default_calibration());
+  ParallelSpec none = p;
+  none.recompute = Recompute::kNone;
+  const LayerTime plain = layer_time(m, none, t, c, default_calibration());
+  const double recompute_flops = layer_recompute_flops(m, 1, Recompute::kFull) / 8;
+  p.recompute_num_layers = 3;
+  const StepCosts partial = compute_step_costs(m, p, t, c);
+  const ChunkCost& mid = partial.stages[5].chunks[0];  // 8 layers
+  EXPECT_NEAR(mid.backward_s, 3 * (full.backward_s + full.recompute_s) + 5 * plain.backward_s, 1e-12);
+  EXPECT_NEAR(mid.tp_comm_s, 3 * full.tp_comm_s + 5 * plain.tp_comm_s, 1e-12);
+  EXPECT_NEAR(mid.recompute_flops, 3 * recompute_flops, 1e-3 * recompute_flops);
+  EXPECT_GT(full.tp_comm_s, plain.tp_comm_s);  // the recompute pass gathers its inputs again
+  // recompute_num_layers at or above the chunk's layers = every layer; 0 = none.
+  p.recompute_num_layers = 8;
+  const ChunkCost& all = compute_step_costs(m, p, t, c).stages[5].chunks[0];
+  EXPECT_NEAR(all.backward_s, 8 * (full.backward_s + full.recompute_s), 1e-12);
+  p.recompute_num_layers = 0;
+  const StepCosts zero = compute_step_costs(m, p, t, c);
+  EXPECT_NEAR(zero.stages[5].chunks[0].backward_s, 8 * plain.backward_s, 1e-12);
+  EXPECT_EQ(zero.stages[5].chunks[0].recompute_flops, 0);
+}
+
 TEST(StepCosts, ExplicitLayersPerChunkAreCosted) {
   // parallelism.layers_per_stage [6, 8 x 15]: stage 0 runs 6 layers, stage 15 runs 8 and the
   // output layer; chunk times are layers x the one layer time, so stage 15's forward is 8/6 of
