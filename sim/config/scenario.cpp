@@ -23,6 +23,8 @@
 //   parallelism.recompute_num_layers  integer >= 0, with recompute: full only: the first N layers
 //       of every pipeline chunk are recomputed, the others keep their activations (Megatron's
 //       block method; default: every layer)
+//   parallelism.activation_offload_layers  integer >= 0 (default 0): activations of the first N
+//       layers offloaded to host memory (Megatron's CPU offloading: N < layers, pp 1, no recompute)
 //   parallelism.recompute     also selective-op (torchtitan's per-op policy, model/spec.hpp)
 //   training.fp8_stack        transformer-engine | torchao (default transformer-engine): what fp8
 //                             keeps in memory (model/spec.hpp TrainingSpec::fp8_torchao)
@@ -106,7 +108,8 @@ const std::vector<std::string> kInterKeys = {"topology", "nic_bandwidth", "nics_
 const std::vector<std::string> kParallelKeys = {"tp",       "pp",        "dp",        "cp",
                                                 "micro_batch", "schedule", "virtual_stages", "zero",
                                                 "recompute", "sequence_parallel", "overlap_grad_reduce", "layers_per_stage",
-                                                "defer_grad_reduce", "recompute_num_layers"};
+                                                "defer_grad_reduce", "recompute_num_layers",
+                                                "activation_offload_layers"};
 const std::vector<std::string> kTrainingKeys = {"precision",    "optimizer",      "global_batch",    "steps",
                                                 "total_tokens", "offload",        "gpu_hour_price", "fp32_main_grads",
                                                 "runtime_reserve", "flash_attention", "tp_comm_overlap", "attention_kernel",
@@ -439,6 +442,7 @@ class Reader {
     if (auto f = get(b, "overlap_grad_reduce")) p.overlap_grad_reduce = detail::to_bool(*f);
     if (auto f = get(b, "defer_grad_reduce")) p.defer_grad_reduce = detail::to_bool(*f);
     if (auto f = get(b, "recompute_num_layers")) p.recompute_num_layers = detail::to_int(*f, 0, 1 << 20);
+    if (auto f = get(b, "activation_offload_layers")) p.activation_offload_layers = detail::to_int(*f, 0, 1 << 20);
     layer_items_.clear();
     if (auto f = get(b, "layers_per_stage")) {
       p.layers_per_chunk.clear();
@@ -624,6 +628,16 @@ class Reader {
     if (p.recompute_num_layers >= 0 && p.recompute != model::Recompute::kFull)
       fail(at("parallelism.recompute_num_layers"), "parallelism.recompute_num_layers needs recompute: full (got " +
                                                        std::string(model::to_string(p.recompute)) + ")");
+
+    // Megatron-Core's rules for CPU activation offloading (transformer_config.py).
+    if (p.activation_offload_layers > 0) {
+      const std::string where = "parallelism.activation_offload_layers";
+      if (p.activation_offload_layers >= m.layers)
+        fail(at(where), where + " = " + str(p.activation_offload_layers) + " must be less than model.layers = " + str(m.layers));
+      if (p.pp > 1) fail(at(where), where + " needs parallelism.pp = 1 (got " + str(p.pp) + "): Megatron offloads no pipeline");
+      if (p.recompute != model::Recompute::kNone)
+        fail(at(where), where + " needs recompute: none (got " + std::string(model::to_string(p.recompute)) + ")");
+    }
 
     // Pipeline.
     const bool interleaved = p.schedule == model::Schedule::kInterleaved;

@@ -282,6 +282,13 @@ std::vector<MemoryBreakdown> stages_memory(const ModelSpec& m, const ParallelSpe
     mb.full_layer_activation_bytes = full_layer;
     mb.activations = held / static_cast<double>(v) * (rl * per_layer + (lr - rl) * full_layer);
     if (rl > 0) mb.activations += working_set;
+    // CPU activation offload (pp = 1, no recompute: every layer keeps per_layer): the first N
+    // layers' activations live on the host; the GPU keeps the double buffer, two layers' worth.
+    if (par.activation_offload_layers > 0) {
+      const double off = static_cast<double>(std::min<int64_t>(par.activation_offload_layers, layers[static_cast<size_t>(r)]));
+      mb.offloaded_activation_bytes = held / static_cast<double>(v) * off * per_layer;
+      mb.activations -= mb.offloaded_activation_bytes - std::min(off, 2.0) * per_layer;
+    }
     if (first) mb.activations += mb.in_flight_micro_batches * embedding_act;
     if (last) mb.activations += (par.schedule == Schedule::kGpipe ? static_cast<double>(micro_batches) : 1.0) * output_act;
 

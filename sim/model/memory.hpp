@@ -61,6 +61,7 @@ struct MemoryBreakdown {
   RuntimeReserve reserve;             // its parts (with a cluster; else the fixed lump or 0)
   double buffer_bytes = 0;            // temporary communication buffers
   double offloaded_bytes = 0;         // optimizer states moved to `offload_to` (0 when none)
+  double offloaded_activation_bytes = 0;  // activations in host memory at the peak (activation_offload_layers)
   Offload offload_to = Offload::kNone;
 
   double model_states() const { return weights + gradients + optimizer; }

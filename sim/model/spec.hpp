@@ -63,6 +63,12 @@ struct ParallelSpec {
   // checkpoints layer l only while l < N, per virtual pipeline chunk). -1 = every layer.
   // Only with Recompute::kFull.
   int64_t recompute_num_layers = -1;
+  // Activations of the first N transformer layers copied to host memory during the forward and
+  // back during the backward, double-buffered, each copy under the next layer's compute
+  // (Megatron-Core --cpu-offloading --cpu-offloading-num-layers N through Transformer Engine's
+  // CPU offload context). Megatron allows it only with 0 <= N < layers, no pipeline parallelism
+  // and no activation recomputation (transformer_config.py __post_init__). 0 = none.
+  int64_t activation_offload_layers = 0;
   // Transformer layers of each pipeline chunk in model order (pp * virtual_stages entries; chunk i
   // on rank i % pp), as parallelism.layers_per_stage gives them; empty = the even split with the
   // short chunks at the two ends (model/memory.hpp chunk_layers).

@@ -25,6 +25,7 @@ struct ChunkCost {
   double forward_flops = 0;    // model FLOPs (no recompute) of the forward, per GPU
   double backward_flops = 0;   // model FLOPs of the backward (2x forward), per GPU
   double recompute_flops = 0;  // extra FLOPs re-run in backward, per GPU
+  double offload_s = 0;        // exposed activation offload copies (in forward_s + backward_s), per micro-batch
   double tp_comm_s = 0;        // of which folded TP/CP collective time (forward + backward)
   double activation_bytes = 0; // bytes sent to the next chunk per micro-batch (forward); same back
   double param_count = 0;      // parameters held by one GPU for this chunk (after TP split)

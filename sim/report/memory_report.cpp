@@ -77,18 +77,27 @@ std::vector<MemorySuggestion> suggest(const MemoryPlan& plan, const config::Scen
         {"parallelism.micro_batch=" + std::to_string(p.micro_batch)}, total_bytes(sc.cluster, m, p, train), cap);
   }
 
+  // Megatron offloads activations only without recompute and pipeline: a suggestion that adds
+  // either drops the offload.
+  auto without_offload = [&](model::ParallelSpec& p, std::vector<std::string>& set) {
+    if (p.activation_offload_layers == 0) return;
+    p.activation_offload_layers = 0;
+    set.push_back("parallelism.activation_offload_layers=0");
+  };
+
   // More recomputation: the lightest that fits.
   for (model::Recompute r : {model::Recompute::kSelective, model::Recompute::kFull}) {
     if (static_cast<int>(r) <= static_cast<int>(par.recompute)) continue;
     model::ParallelSpec p = par;
     p.recompute = r;
+    std::vector<std::string> set = {std::string("parallelism.recompute=") + model::to_string(r)};
+    without_offload(p, set);
     const double bytes = total_bytes(sc.cluster, m, p, train);
     // Under flash attention selective recompute drops only the logsumexp: no suggestion that
     // changes nothing.
     if (bytes > 0.99 * plan.breakdown.total()) continue;
     if (bytes <= cap) {
-      add(std::string(model::to_string(r)) + " recompute would fit",
-          {std::string("parallelism.recompute=") + model::to_string(r)}, bytes, cap);
+      add(std::string(model::to_string(r)) + " recompute would fit", std::move(set), bytes, cap);
       break;
     }
   }
@@ -104,6 +113,20 @@ std::vector<MemorySuggestion> suggest(const MemoryPlan& plan, const config::Scen
       if (bytes <= cap) {
         add("full recompute of " + std::to_string(k) + " layers per pipeline chunk would fit",
             {"parallelism.recompute_num_layers=" + std::to_string(k)}, bytes, cap);
+        break;
+      }
+    }
+  }
+
+  // CPU activation offload (Megatron: no pipeline, no recompute): the fewest layers that fit.
+  if (par.pp == 1 && par.recompute == model::Recompute::kNone) {
+    for (int64_t k = par.activation_offload_layers + 1; k < m.layers; ++k) {
+      model::ParallelSpec p = par;
+      p.activation_offload_layers = k;
+      const double bytes = total_bytes(sc.cluster, m, p, train);
+      if (bytes <= cap) {
+        add("offloading " + std::to_string(k) + " layers' activations to host memory would fit",
+            {"parallelism.activation_offload_layers=" + std::to_string(k)}, bytes, cap);
         break;
       }
     }
@@ -147,9 +170,10 @@ std::vector<MemorySuggestion> suggest(const MemoryPlan& plan, const config::Scen
     if (!regroup(p, factor)) break;
     const std::string note = "dp=" + std::to_string(p.dp) + ", same " + std::to_string(p.gpus()) + " GPUs";
     if (!interleave_ok(p, train)) continue;
+    std::vector<std::string> set = {"parallelism.pp=" + std::to_string(p.pp), "parallelism.dp=" + std::to_string(p.dp)};
+    without_offload(p, set);
     const double bytes = total_bytes(sc.cluster, m, p, train);
     if (bytes <= cap) {
-      std::vector<std::string> set = {"parallelism.pp=" + std::to_string(p.pp), "parallelism.dp=" + std::to_string(p.dp)};
       if (!par.layers_per_chunk.empty()) set.push_back("parallelism.layers_per_stage=null");
       add("pp=" + std::to_string(p.pp) + " would fit (" + note + ")", std::move(set), bytes, cap);
       break;
@@ -212,6 +236,7 @@ std::vector<MemorySuggestion> suggest(const MemoryPlan& plan, const config::Scen
       p.recompute = model::Recompute::kFull;
       set.push_back("parallelism.recompute=full");
       what.push_back("full recompute");
+      without_offload(p, set);
     }
     if (p.dp * p.cp > 1 && p.zero < 3) {
       p.zero = 3;
@@ -343,7 +368,17 @@ std::string render_memory_table(const MemoryPlan& plan) {
   }
   std::string act_note = note;
   // The rest: full recompute's one-layer working set, embedding dropout masks, output logits.
-  if (mb.activations - in_layers >= 0.05 * kGB) act_note += " + " + gb(mb.activations - in_layers) + " GB other";
+  if (mb.offloaded_activation_bytes > 0) {
+    // in_layers counts every layer on the GPU; the offloaded ones leave two layers' buffer.
+    const double off = mb.offloaded_activation_bytes;
+    act_note = note + std::string(", ") + std::to_string(p.activation_offload_layers) + " layers' " + gb(off) +
+               " GB on the host (double buffer on the GPU)";
+    const double rest = mb.activations - (in_layers - off + std::min<double>(static_cast<double>(p.activation_offload_layers), 2.0) *
+                                                                  mb.layer_activation_bytes);
+    if (rest >= 0.05 * kGB) act_note += " + " + gb(rest) + " GB other";
+  } else if (mb.activations - in_layers >= 0.05 * kGB) {
+    act_note += " + " + gb(mb.activations - in_layers) + " GB other";
+  }
   row("activations", mb.activations, act_note);
   const model::RuntimeReserve& rr = mb.reserve;
   std::string other_note = "runtime reserve " + gb(mb.reserve_bytes) + " GB";
@@ -439,6 +474,7 @@ nlohmann::json memory_json(const MemoryPlan& plan) {
   mem["buffer_bytes"] = mb.buffer_bytes;
   mem["offloaded_bytes"] = mb.offloaded_bytes;
   mem["offload_to"] = model::to_string(mb.offload_to);
+  mem["offloaded_activation_bytes"] = mb.offloaded_activation_bytes;
   mem["largest_micro_batch"] = plan.largest_micro_batch;
   for (const WeightsOnly& w : plan.weights_only) {
     j["min_gpus_for_weights"][w.precision] = w.gpus;

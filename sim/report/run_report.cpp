@@ -200,7 +200,9 @@ nlohmann::json to_json(const RunSummary& s) {
   j["memory"] = {{"per_gpu_bytes", s.memory.total()},
                  {"capacity_bytes", s.capacity_bytes},
                  {"fits", s.memory.total() <= s.capacity_bytes},
-                 {"breakdown", memory_breakdown_json(s.memory)}};
+                 {"breakdown", memory_breakdown_json(s.memory)},
+                 {"offloaded_bytes", s.memory.offloaded_bytes},
+                 {"offloaded_activation_bytes", s.memory.offloaded_activation_bytes}};
   j["step_time_s"] = {{"mean", s.step_time.mean}, {"p50", s.step_time.p50}, {"p90", s.step_time.p90},
                       {"p99", s.step_time.p99},   {"min", s.step_time.min}, {"max", s.step_time.max},
                       {"std", s.step_time.std}};

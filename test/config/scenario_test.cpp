@@ -598,6 +598,22 @@ TEST(LoadScenario, RecomputeNumLayers) {
   EXPECT_NE(negative.find("t.yaml:17:25:"), std::string::npos) << negative;
 }
 
+// parallelism.activation_offload_layers: Megatron-Core's rules (fewer than the layers, no pipeline,
+// no recompute), each refused at the key.
+TEST(LoadScenario, ActivationOffloadLayers) {
+  const std::string one_stage = with("  pp: 2", "  pp: 1", with("  dp: 4", "  dp: 8"));
+  EXPECT_EQ(load_scenario_text(one_stage, "t.yaml").parallel.activation_offload_layers, 0);
+  EXPECT_EQ(load_scenario_text(with("  dp: 8", "  dp: 8\n  activation_offload_layers: 20", one_stage), "t.yaml")
+                .parallel.activation_offload_layers,
+            20);
+  EXPECT_EQ(error_of(with("  dp: 8", "  dp: 8\n  activation_offload_layers: 24", one_stage)),
+            "t.yaml:16:30: parallelism.activation_offload_layers = 24 must be less than model.layers = 24");
+  EXPECT_EQ(error_of(with("  dp: 4", "  dp: 4\n  activation_offload_layers: 4")),
+            "t.yaml:16:30: parallelism.activation_offload_layers needs parallelism.pp = 1 (got 2): Megatron offloads no pipeline");
+  EXPECT_EQ(error_of(with("  dp: 8", "  dp: 8\n  recompute: selective\n  activation_offload_layers: 4", one_stage)),
+            "t.yaml:17:30: parallelism.activation_offload_layers needs recompute: none (got selective)");
+}
+
 TEST(LoadScenario, LayersPerStageAsGiven) {
   // kBase: 24 layers, pp 2. One entry per stage.
   const Scenario a = load_scenario_text(with("  dp: 4", "  dp: 4\n  layers_per_stage: [10, 14]"), "t.yaml");

@@ -463,6 +463,22 @@ TEST(StageMemory, RecomputeNumLayersKeepsTheOtherLayersWhole) {
   expect_rel(zero, memory_per_stage(f.model, f.par, f.train)[0].activations);
 }
 
+TEST(StageMemory, ActivationOffloadLeavesTwoLayersOnTheGpu) {
+  // pp = 1, 96 layers, one micro-batch in flight: the first 40 layers' activations go to the host,
+  // the GPU keeps the other 56 and a double buffer of two layers.
+  StageFixture f;
+  f.par.pp = 1;
+  f.par.dp = 8;
+  const MemoryBreakdown plain = memory_per_stage(f.model, f.par, f.train)[0];
+  f.par.activation_offload_layers = 40;
+  const MemoryBreakdown off = memory_per_stage(f.model, f.par, f.train)[0];
+  const double s = 2048, h = 12288, a = 96, t = 8, sbh = s * h;
+  const double layer = sbh / t * (34 + 5 * a * s / h);
+  expect_rel(off.layer_activation_bytes, layer);
+  expect_rel(off.offloaded_activation_bytes, 40 * layer);
+  expect_rel(plain.activations - off.activations, 38 * layer);
+}
+
 TEST(StageMemory, GpipeHoldsAllMicroBatches) {
   StageFixture f;
   f.par.schedule = Schedule::kGpipe;

@@ -2,9 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "hardware/gpu.hpp"
 #include "model/compute.hpp"
 #include "model/flops.hpp"
+#include "model/memory.hpp"
 #include "model/transformer.hpp"
 
 namespace trainsim::model {
@@ -89,6 +92,34 @@ TEST(StepCosts, RecomputeNumLayersRecomputesOnlyTheFirstLayersOfEachChunk) {
   const StepCosts zero = compute_step_costs(m, p, t, c);
   EXPECT_NEAR(zero.stages[5].chunks[0].backward_s, 8 * plain.backward_s, 1e-12);
   EXPECT_EQ(zero.stages[5].chunks[0].recompute_flops, 0);
+}
+
+TEST(StepCosts, ActivationOffloadShowsWhatTheLayerCannotCover) {
+  // Llama 3 8B-sized layers on one H100 at micro-batch 4, seq 8192: each offloaded layer's
+  // activations cross PCIe under the next layer's forward and the previous layer's backward.
+  ModelSpec m = llama3_405b();
+  m.layers = 32;
+  m.hidden = 4096;
+  m.ffn_hidden = 14336;
+  m.heads = 32;
+  m.kv_heads = 8;
+  ParallelSpec p;
+  p.dp = 8;
+  p.micro_batch = 4;
+  TrainingSpec t;
+  t.global_batch = 64;
+  const hardware::ClusterSpec c = h100(1);
+  const LayerTime lt = layer_time(m, p, t, c, default_calibration());
+  const StepCosts plain = compute_step_costs(m, p, t, c);
+  p.activation_offload_layers = 25;
+  const StepCosts off = compute_step_costs(m, p, t, c);
+  const double copy = layer_activation_bytes(m, p, t) / c.gpu.pcie_bandwidth_Bps;
+  const double exposed = 25 * (std::max(0.0, copy - lt.forward_s) + std::max(0.0, copy - lt.backward_s));
+  EXPECT_GT(copy, lt.forward_s);  // 4.6 GB per layer over a 64 GB/s link: the copy outlasts the forward
+  const ChunkCost& a = plain.stages[0].chunks[0];
+  const ChunkCost& b = off.stages[0].chunks[0];
+  EXPECT_NEAR(b.forward_s + b.backward_s - a.forward_s - a.backward_s, exposed, 1e-12);
+  EXPECT_NEAR(b.offload_s, exposed, 1e-12);
 }
 
 TEST(StepCosts, ExplicitLayersPerChunkAreCosted) {
