@@ -25,6 +25,8 @@
 //       block method; default: every layer)
 //   parallelism.activation_offload_layers  integer >= 0 (default 0): activations of the first N
 //       layers offloaded to host memory (Megatron's CPU offloading: N < layers, pp 1, no recompute)
+//   parallelism.sp_save_gathered  bool (default false): under SP the column-parallel linears keep
+//       their all-gathered input (DTensor / torchtitan) instead of re-gathering it (Megatron)
 //   parallelism.recompute     also selective-op (torchtitan's per-op policy, model/spec.hpp)
 //   training.fp8_stack        transformer-engine | torchao (default transformer-engine): what fp8
 //                             keeps in memory (model/spec.hpp TrainingSpec::fp8_torchao)
@@ -109,7 +111,7 @@ const std::vector<std::string> kParallelKeys = {"tp",       "pp",        "dp",  
                                                 "micro_batch", "schedule", "virtual_stages", "zero",
                                                 "recompute", "sequence_parallel", "overlap_grad_reduce", "layers_per_stage",
                                                 "defer_grad_reduce", "recompute_num_layers",
-                                                "activation_offload_layers"};
+                                                "activation_offload_layers", "sp_save_gathered"};
 const std::vector<std::string> kTrainingKeys = {"precision",    "optimizer",      "global_batch",    "steps",
                                                 "total_tokens", "offload",        "gpu_hour_price", "fp32_main_grads",
                                                 "runtime_reserve", "flash_attention", "tp_comm_overlap", "attention_kernel",
@@ -443,6 +445,7 @@ class Reader {
     if (auto f = get(b, "defer_grad_reduce")) p.defer_grad_reduce = detail::to_bool(*f);
     if (auto f = get(b, "recompute_num_layers")) p.recompute_num_layers = detail::to_int(*f, 0, 1 << 20);
     if (auto f = get(b, "activation_offload_layers")) p.activation_offload_layers = detail::to_int(*f, 0, 1 << 20);
+    if (auto f = get(b, "sp_save_gathered")) p.sp_save_gathered = detail::to_bool(*f);
     layer_items_.clear();
     if (auto f = get(b, "layers_per_stage")) {
       p.layers_per_chunk.clear();

@@ -53,6 +53,7 @@ struct LayerTerms {
   double op_replicated = 0;
   double op_split = 0;
   double input = 0;       // the layer input, all full recompute keeps
+  double gemm_inputs = 0; // of [R], the QKV and MLP-up inputs (the normalised layer input, twice)
 };
 
 LayerTerms layer_terms(const ModelSpec& m, const ParallelSpec& par, const TrainingSpec& train) {
@@ -75,6 +76,7 @@ LayerTerms layer_terms(const ModelSpec& m, const ParallelSpec& par, const Traini
   const double out_proj = fp8 ? e + 1 : e;
   LayerTerms t;
   t.replicated = (2 * e + gemm_in + gemm_in) * sbh + 2 * d * sbh;
+  t.gemm_inputs = 2 * gemm_in * sbh;
   const double sbf = s * b * f;
   const double mlp = m.ffn == Ffn::kSwiglu ? (2 * e + gemm_in) * sbf : (e + gemm_in) * sbf;
   t.split = (e + 2 * e * g + out_proj) * sbh + mlp;
@@ -94,7 +96,10 @@ LayerTerms layer_terms(const ModelSpec& m, const ParallelSpec& par, const Traini
 double stored_bytes(const LayerTerms& lt, const ParallelSpec& par, Recompute recompute) {
   const double t = static_cast<double>(par.tp);
   const bool sp = par.sequence_parallel && par.tp > 1;
-  const double replicated = sp ? lt.replicated / t : lt.replicated;
+  // ParallelSpec::sp_save_gathered: the column-parallel inputs stay whole.
+  const double replicated = !sp                   ? lt.replicated
+                            : par.sp_save_gathered ? (lt.replicated - lt.gemm_inputs) / t + lt.gemm_inputs
+                                                   : lt.replicated / t;
   switch (recompute) {
     case Recompute::kNone: return replicated + lt.split / t + lt.attention / t;
     case Recompute::kSelective: return replicated + lt.split / t;
@@ -249,7 +254,9 @@ std::vector<MemoryBreakdown> stages_memory(const ModelSpec& m, const ParallelSpe
   const double embedding_act = has_dropout(m) ? (sp ? sbh / t : sbh) : 0;
   // Final norm input and output-projection input (split under SP), fp32 logits 4sbv/t.
   const double logit_bytes = !train.torch_cross_entropy ? 4 : par.tp > 1 ? 16 : 12;  // TrainingSpec::torch_cross_entropy
-  const double output_act = (sp ? 2 * e * sbh / t : 2 * e * sbh) +
+  // The output layer's input: whole when the column-parallel linear keeps it gathered.
+  const double output_input = sp && !par.sp_save_gathered ? e * sbh / t : e * sbh;
+  const double output_act = (sp ? e * sbh / t : e * sbh) + output_input +
                             logit_bytes * s * static_cast<double>(par.micro_batch) * static_cast<double>(m.vocab) / t;
 
   std::vector<MemoryBreakdown> out;

@@ -69,6 +69,12 @@ struct ParallelSpec {
   // CPU offload context). Megatron allows it only with 0 <= N < layers, no pipeline parallelism
   // and no activation recomputation (transformer_config.py __post_init__). 0 = none.
   int64_t activation_offload_layers = 0;
+  // Under sequence parallelism the column-parallel linears (QKV, MLP-up, output layer) keep the
+  // all-gathered input for their weight gradient, s b h instead of s b h / tp. DTensor's
+  // ColwiseParallel does (the redistributed Replicate input is what the matmul saves), so
+  // torchtitan's TP does; Megatron-Core keeps the shard and all-gathers it again in the backward
+  // (Korthikanti et al. 2022 Sec. 4.2.2), the default.
+  bool sp_save_gathered = false;
   // Transformer layers of each pipeline chunk in model order (pp * virtual_stages entries; chunk i
   // on rank i % pp), as parallelism.layers_per_stage gives them; empty = the even split with the
   // short chunks at the two ends (model/memory.hpp chunk_layers).

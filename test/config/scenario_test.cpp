@@ -587,6 +587,11 @@ TEST(LoadScenario, DeferGradReduce) {
   EXPECT_NE(bad.find("t.yaml:16:22:"), std::string::npos) << bad;
 }
 
+TEST(LoadScenario, SpSaveGathered) {
+  EXPECT_FALSE(load_scenario_text(kBase, "t.yaml").parallel.sp_save_gathered);
+  EXPECT_TRUE(load_scenario_text(with("  dp: 4", "  dp: 4\n  sp_save_gathered: true"), "t.yaml").parallel.sp_save_gathered);
+}
+
 // parallelism.recompute_num_layers: a count >= 0, only with recompute: full.
 TEST(LoadScenario, RecomputeNumLayers) {
   EXPECT_EQ(load_scenario_text(kBase, "t.yaml").parallel.recompute_num_layers, -1);

@@ -479,6 +479,25 @@ TEST(StageMemory, ActivationOffloadLeavesTwoLayersOnTheGpu) {
   expect_rel(plain.activations - off.activations, 38 * layer);
 }
 
+TEST(StageMemory, GatheredSequenceParallelInputsStayWhole) {
+  // DTensor's ColwiseParallel keeps the all-gathered QKV and MLP-up inputs (2 x 2 sbh per layer,
+  // 16-bit) and the output layer's input (2 sbh) whole instead of split over t = 8: per layer
+  // 4 sbh (1 - 1/t) more; the last stage's output layer 2 sbh (1 - 1/t) more.
+  StageFixture f;
+  const std::vector<MemoryBreakdown> megatron = memory_per_stage(f.model, f.par, f.train);
+  f.par.sp_save_gathered = true;
+  const std::vector<MemoryBreakdown> dtensor = memory_per_stage(f.model, f.par, f.train);
+  const double s = 2048, h = 12288, t = 8, sbh = s * h;
+  expect_rel(dtensor[0].layer_activation_bytes - megatron[0].layer_activation_bytes, 4 * sbh * (1 - 1 / t));
+  // Last stage: one micro-batch of 12 layers.
+  expect_rel(dtensor[7].activations - megatron[7].activations, 12 * 4 * sbh * (1 - 1 / t) + 2 * sbh * (1 - 1 / t));
+  // Without sequence parallelism nothing was split to begin with.
+  f.par.sequence_parallel = false;
+  const double no_sp = memory_per_stage(f.model, f.par, f.train)[0].activations;
+  f.par.sp_save_gathered = false;
+  expect_rel(no_sp, memory_per_stage(f.model, f.par, f.train)[0].activations);
+}
+
 TEST(StageMemory, GpipeHoldsAllMicroBatches) {
   StageFixture f;
   f.par.schedule = Schedule::kGpipe;

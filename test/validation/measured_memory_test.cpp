@@ -59,6 +59,7 @@ std::vector<MeasuredRow> load_rows() {
     // torch.distributed.pipelining defers FSDP2's gradient reduction to the last backward.
     r.par.defer_grad_reduce = r.par.pp > 1;
     r.par.sequence_parallel = r.par.tp > 1;  // torchtitan's TP plan always shards norms' sequence
+    r.par.sp_save_gathered = true;           // DTensor's ColwiseParallel saves the gathered input
     r.recompute = e["recompute"].as<std::string>();
     r.par.recompute = r.recompute == "full" ? model::Recompute::kFull
                       : r.recompute == "selective-op" ? model::Recompute::kSelectiveOp
@@ -120,11 +121,10 @@ TEST(MeasuredMemory, ShardedModelStatesScaleAsMeasured) {
 
 TEST(MeasuredMemory, ReportAgainstEveryMeasuredPeak) {
   // The README table "Measured peak memory" is this output. Issue 14 asks for every row within
-  // 10%; 20 of 32 are. Beyond: the 405B PP8 rows (-13% to -23%: what torchtitan's pipeline holds
-  // beyond the unsharded accumulators is not found), the 70B TP8 row without async TP (-11%) and
-  // the five B200 rows (+16% to +18%: the same configuration as MI300X, within 1%, measured 5.4 GiB
-  // lower). The
-  // bounds keep what is reached.
+  // 10%; 21 of 32 are. Beyond: the 405B PP8 rows (-11% to -21%: what torchtitan's pipeline holds
+  // beyond the unsharded accumulators is not found) and the five B200 rows (+16% to +18%: the
+  // same configuration as MI300X, within 1%, measured 5.4 GiB lower). The bounds keep what is
+  // reached.
   double sum = 0;
   int n = 0, within = 0;
   std::printf("%-52s %6s %9s %9s %7s\n", "id", "rc", "measured", "predicted", "error");
@@ -139,8 +139,8 @@ TEST(MeasuredMemory, ReportAgainstEveryMeasuredPeak) {
   }
   std::printf("rows %d: mean |error| %.1f%%, %d within 10%%\n", n, sum / n, within);
   EXPECT_EQ(n, 32);
-  EXPECT_LE(sum / n, 7.5);
-  EXPECT_GE(within, 20);
+  EXPECT_LE(sum / n, 7.0);
+  EXPECT_GE(within, 21);
 }
 
 }  // namespace

@@ -416,6 +416,7 @@ inline std::vector<MoreRun> load_more_runs(const std::string& path, std::vector<
       r.par.recompute = printed_recompute;
       r.par.zero = r.par.pp > 1 ? 2 : 3;  // FSDP2; reshard_after_forward = False under PP
       r.par.defer_grad_reduce = r.par.pp > 1;  // torch.distributed.pipelining: reduced after the last backward
+      r.par.sp_save_gathered = true;           // DTensor's ColwiseParallel keeps the all-gathered input
       r.par.overlap_grad_reduce = true;
       r.train.grad_reduce_fp32 = true;  // training.mixed_precision_reduce: default (and only choice) float32
       r.train.fp8_torchao = true;       // float8 through torchao's Float8Linear
