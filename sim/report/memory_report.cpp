@@ -102,35 +102,30 @@ std::vector<MemorySuggestion> suggest(const MemoryPlan& plan, const config::Scen
     }
   }
 
+  // A layer count from `from` up to `to` (inclusive): the smallest that fits, as one suggestion.
+  auto fewest_layers = [&](int64_t from, int64_t to, int64_t model::ParallelSpec::*field, const std::string& key,
+                           const std::string& before, const std::string& after) {
+    for (int64_t k = from; k <= to; ++k) {
+      model::ParallelSpec p = par;
+      p.*field = k;
+      const double bytes = total_bytes(sc.cluster, m, p, train);
+      if (bytes <= cap) {
+        add(before + std::to_string(k) + after, {key + "=" + std::to_string(k)}, bytes, cap);
+        return;
+      }
+    }
+  };
   // Full recompute of only some layers per chunk: the fewest more that fit.
   if (par.recompute == model::Recompute::kFull && par.recompute_num_layers >= 0) {
     int64_t most = 0;
     for (int64_t c : model::chunk_layers(m, par)) most = std::max(most, c);
-    for (int64_t k = par.recompute_num_layers + 1; k <= most; ++k) {
-      model::ParallelSpec p = par;
-      p.recompute_num_layers = k;
-      const double bytes = total_bytes(sc.cluster, m, p, train);
-      if (bytes <= cap) {
-        add("full recompute of " + std::to_string(k) + " layers per pipeline chunk would fit",
-            {"parallelism.recompute_num_layers=" + std::to_string(k)}, bytes, cap);
-        break;
-      }
-    }
+    fewest_layers(par.recompute_num_layers + 1, most, &model::ParallelSpec::recompute_num_layers,
+                  "parallelism.recompute_num_layers", "full recompute of ", " layers per pipeline chunk would fit");
   }
-
   // CPU activation offload (Megatron: no pipeline, no recompute): the fewest layers that fit.
-  if (par.pp == 1 && par.recompute == model::Recompute::kNone) {
-    for (int64_t k = par.activation_offload_layers + 1; k < m.layers; ++k) {
-      model::ParallelSpec p = par;
-      p.activation_offload_layers = k;
-      const double bytes = total_bytes(sc.cluster, m, p, train);
-      if (bytes <= cap) {
-        add("offloading " + std::to_string(k) + " layers' activations to host memory would fit",
-            {"parallelism.activation_offload_layers=" + std::to_string(k)}, bytes, cap);
-        break;
-      }
-    }
-  }
+  if (par.pp == 1 && par.recompute == model::Recompute::kNone)
+    fewest_layers(par.activation_offload_layers + 1, m.layers - 1, &model::ParallelSpec::activation_offload_layers,
+                  "parallelism.activation_offload_layers", "offloading ", " layers' activations to host memory would fit");
 
   // Sequence parallelism.
   if (par.tp > 1 && !par.sequence_parallel) {

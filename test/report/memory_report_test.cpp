@@ -226,8 +226,14 @@ TEST(MemoryAdvice, EverySuggestionForEveryShippedScenarioLoadsFitsAndKeepsTheGpu
       {{"cluster.gpu", "a100-40gb"}, {"parallelism.recompute", "none"}, {"training.precision", "bf16"}},
       // An explicit layout (the 126-layer 16-stage scenarios): a pp change must drop it.
       {{"parallelism.layers_per_stage", "[6, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8]"},
-       {"parallelism.zero", "0"}, {"cluster.gpu", "a100-40gb"}}};
-  int checked = 0, dropped_layout = 0;
+       {"parallelism.zero", "0"}, {"cluster.gpu", "a100-40gb"}},
+      // Full recompute of no layer per chunk: the fewest layers that fit.
+      {{"parallelism.recompute", "full"}, {"parallelism.recompute_num_layers", "0"}, {"parallelism.micro_batch", "2"}},
+      // pp = 1 without recompute: activation offload; with one layer offloaded already, a
+      // recompute suggestion must drop it (Megatron offloads nothing under recompute).
+      {{"parallelism.recompute", "none"}, {"parallelism.micro_batch", "8"}},
+      {{"parallelism.recompute", "none"}, {"parallelism.micro_batch", "8"}, {"parallelism.activation_offload_layers", "1"}}};
+  int checked = 0, dropped_layout = 0, layer_counts = 0, dropped_offload = 0;
   for (const auto& entry : std::filesystem::directory_iterator(std::string(TRAINSIM_SOURCE_DIR) + "/scenarios")) {
     const std::string path = entry.path().string();
     for (const auto& push : pushes) {
@@ -243,6 +249,10 @@ TEST(MemoryAdvice, EverySuggestionForEveryShippedScenarioLoadsFitsAndKeepsTheGpu
         std::vector<config::Override> with = push;
         for (const std::string& kv : s.set) with.push_back(config::parse_override(kv));
         dropped_layout += std::count(s.set.begin(), s.set.end(), "parallelism.layers_per_stage=null");
+        dropped_offload += std::count(s.set.begin(), s.set.end(), "parallelism.activation_offload_layers=0");
+        for (const std::string& kv : s.set)
+          layer_counts += kv.rfind("parallelism.recompute_num_layers=", 0) == 0 ||
+                          (kv.rfind("parallelism.activation_offload_layers=", 0) == 0 && kv != "parallelism.activation_offload_layers=0");
         SCOPED_TRACE(path + ": " + s.text);
         config::Scenario changed;
         ASSERT_NO_THROW(changed = config::load_scenario(path, with));
@@ -256,6 +266,8 @@ TEST(MemoryAdvice, EverySuggestionForEveryShippedScenarioLoadsFitsAndKeepsTheGpu
   }
   EXPECT_GE(checked, 10);  // the pushes produce suggestions to check
   EXPECT_GE(dropped_layout, 1);  // llama3-405b-16k-1f1b, ZeRO-0 on A100-40GB: pp=32 with the even split
+  EXPECT_GE(layer_counts, 2);    // llama3-70b-64gpu: recompute_num_layers; llama2-7b-8gpu: offload
+  EXPECT_GE(dropped_offload, 1);  // llama2-7b-8gpu with one layer offloaded: full recompute drops it
 }
 
 }  // namespace
