@@ -86,7 +86,8 @@ TEST(StepCosts, RecomputeNumLayersRecomputesOnlyTheFirstLayersOfEachChunk) {
   EXPECT_GT(full.tp_comm_s, plain.tp_comm_s);  // the recompute pass gathers its inputs again
   // recompute_num_layers at or above the chunk's layers = every layer; 0 = none.
   p.recompute_num_layers = 8;
-  const ChunkCost& all = compute_step_costs(m, p, t, c).stages[5].chunks[0];
+  const StepCosts every = compute_step_costs(m, p, t, c);
+  const ChunkCost& all = every.stages[5].chunks[0];
   EXPECT_NEAR(all.backward_s, 8 * (full.backward_s + full.recompute_s), 1e-12);
   p.recompute_num_layers = 0;
   const StepCosts zero = compute_step_costs(m, p, t, c);
