@@ -33,6 +33,17 @@ StepCosts compute_step_costs(const ModelSpec& model, const ParallelSpec& par, co
   ParallelSpec whole = par;
   whole.recompute = Recompute::kNone;
   const LayerTime kept = par.recompute == Recompute::kNone ? layer : layer_time(model, whole, train, cluster, cal);
+  // CPU activation offload: each offloaded layer's activations cross the GPU's PCIe link to the
+  // host under the next layer's forward, and back under the previous layer's backward; what the
+  // layer's compute cannot cover shows, per offloaded layer. The link runs at the catalog's x16
+  // rate per direction: a bound (pinned copies achieve less; no measurement is collected yet), so
+  // the exposed time is a lower bound too.
+  double offload_fwd = 0, offload_bwd = 0;
+  if (par.activation_offload_layers > 0 && cluster.gpu.pcie_bandwidth_Bps > 0) {
+    const double copy = layer_activation_bytes(model, par, train) / cluster.gpu.pcie_bandwidth_Bps;
+    offload_fwd = std::max(0.0, copy - layer.forward_s);
+    offload_bwd = std::max(0.0, copy - layer.backward_s);
+  }
   const EndTime embedding = embedding_time(model, par, train, cluster, cal);
   const EndTime output = output_time(model, par, train, cluster, cal);
   const ParamCounts params = count_params(model);
@@ -72,18 +83,10 @@ StepCosts compute_step_costs(const ModelSpec& model, const ParallelSpec& par, co
     chunk.forward_s = n * layer.forward_s;
     chunk.backward_s = rn * (layer.backward_s + layer.recompute_s) + (n - rn) * kept.backward_s;
     chunk.tp_comm_s = rn * layer.tp_comm_s + (n - rn) * kept.tp_comm_s;
-    // CPU activation offload: each offloaded layer's activations cross the GPU's PCIe link to the
-    // host under the next layer's forward, and back under the previous layer's backward; what
-    // the layer's compute cannot cover shows. The link runs at the catalog's x16 rate per
-    // direction: a bound (pinned copies achieve less; no measurement is collected yet), so the
-    // exposed time is a lower bound too.
     const double offloaded = d(std::min<int64_t>(par.activation_offload_layers, chunk.layers));
-    if (offloaded > 0 && cluster.gpu.pcie_bandwidth_Bps > 0) {
-      const double copy = layer_activation_bytes(model, par, train) / cluster.gpu.pcie_bandwidth_Bps;
-      chunk.offload_s = offloaded * (std::max(0.0, copy - layer.forward_s) + std::max(0.0, copy - layer.backward_s));
-      chunk.forward_s += offloaded * std::max(0.0, copy - layer.forward_s);
-      chunk.backward_s += offloaded * std::max(0.0, copy - layer.backward_s);
-    }
+    chunk.forward_s += offloaded * offload_fwd;
+    chunk.backward_s += offloaded * offload_bwd;
+    chunk.offload_s = offloaded * (offload_fwd + offload_bwd);
     chunk.forward_flops = n * layer_fwd_flops;
     chunk.backward_flops = 2 * n * layer_fwd_flops;
     chunk.recompute_flops = rn * layer_recompute;
