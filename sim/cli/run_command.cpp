@@ -12,6 +12,8 @@
 #include "engine/step_engine.hpp"
 #include "model/memory.hpp"
 #include "model/transformer.hpp"
+#include "platform/derive.hpp"
+#include "platform/platform.hpp"
 #include "util/error.hpp"
 #include "util/output.hpp"
 #include "util/units.hpp"
@@ -97,7 +99,18 @@ Outcome simulate_scenario(const config::Scenario& scenario, const SimulateOption
   }
   const int64_t steps = options.steps > 0 ? options.steps : scenario.training.steps;
   check_simulable(scenario, steps, options.fidelity);
-  out.costs = model::compute_step_costs(scenario.model, scenario.parallel, scenario.training, scenario.cluster);
+  // A platform file is the truth about the cluster (platform/derive.hpp): load it first and cost
+  // the step on what it says; report every scenario value it replaced.
+  engine::World world;
+  std::vector<platform::PlatformOverride> overrides;
+  if (!scenario.cluster.platform_file.empty()) {
+    world = engine::make_world(scenario.cluster);
+    auto derived = platform::derive_cluster(*world.platform, scenario.cluster);
+    out.scenario.cluster = derived.cluster;
+    overrides = std::move(derived.overrides);
+  }
+  const config::Scenario& sc = out.scenario;
+  out.costs = model::compute_step_costs(sc.model, sc.parallel, sc.training, sc.cluster);
   engine::EngineOptions eo;
   eo.steps = steps;
   eo.seed = options.seed;
@@ -112,12 +125,13 @@ Outcome simulate_scenario(const config::Scenario& scenario, const SimulateOption
     std::signal(SIGTERM, on_stop_signal);
     eo.stop = &g_interrupted;
   }
-  out.run = engine::simulate(scenario, out.costs, eo);
+  out.run = engine::simulate(sc, out.costs, eo, std::move(world));
   if (options.handle_sigint) {
     std::signal(SIGINT, SIG_DFL);
     std::signal(SIGTERM, SIG_DFL);
   }
-  out.summary = report::summarize(scenario, out.costs, out.run, options.seed);
+  out.summary = report::summarize(sc, out.costs, out.run, options.seed);
+  out.summary.platform_overrides = std::move(overrides);
   return out;
 }
 

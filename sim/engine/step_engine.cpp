@@ -129,7 +129,7 @@ class Simulation {
       : sc_(sc), costs_(costs), opt_(opt), layout_(sc.parallel, sc.cluster.gpus_per_node),
         dp_overlap_tax_s_(model::estimate_step(costs, sc.model, sc.parallel, sc.training, sc.cluster).dp_overlap_tax_s) {}
 
-  RunResult run();
+  RunResult run(World world);
 
   // Shared state the actors read. Public within this file only (anonymous namespace).
   const config::Scenario& sc_;
@@ -531,10 +531,11 @@ void StageActor::operator()() {
   ++s.finished_stage_actors_;
 }
 
-RunResult Simulation::run() {
+RunResult Simulation::run(World world) {
   const auto wall0 = std::chrono::steady_clock::now();
-  auto engine = platform::make_engine();
-  platform_ = platform::Platform::build(*engine, sc_.cluster);
+  if (!world.engine) world = make_world(sc_.cluster);
+  auto engine = std::move(world.engine);
+  platform_ = std::move(world.platform);
 
   p_ = sc_.parallel.pp;
   v_ = sc_.parallel.schedule == model::Schedule::kInterleaved ? sc_.parallel.virtual_stages : 1;
@@ -728,9 +729,27 @@ RunResult Simulation::run() {
 
 }  // namespace
 
+World::World() = default;
+World::World(World&&) noexcept = default;
+World& World::operator=(World&&) noexcept = default;
+World::~World() = default;
+
+World make_world(const hardware::ClusterSpec& cluster) {
+  World w;
+  w.engine = platform::make_engine();
+  w.platform = platform::Platform::build(*w.engine, cluster);
+  return w;
+}
+
 RunResult simulate(const config::Scenario& scenario, const model::StepCosts& costs, const EngineOptions& options) {
   Simulation sim(scenario, costs, options);
-  return sim.run();
+  return sim.run(World{});
+}
+
+RunResult simulate(const config::Scenario& scenario, const model::StepCosts& costs, const EngineOptions& options,
+                   World world) {
+  Simulation sim(scenario, costs, options);
+  return sim.run(std::move(world));
 }
 
 }  // namespace trainsim::engine

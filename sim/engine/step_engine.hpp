@@ -13,10 +13,18 @@
 #include <csignal>
 #include <cstdint>
 #include <functional>
+#include <memory>
 
 #include "config/scenario.hpp"
 #include "engine/result.hpp"
 #include "model/step_costs.hpp"
+
+namespace simgrid::s4u {
+class Engine;
+}
+namespace trainsim::platform {
+class Platform;
+}
 
 namespace trainsim::engine {
 
@@ -43,9 +51,26 @@ config::Fidelity resolve_fidelity(const config::Scenario& scenario, config::Fide
 // Gradient buckets per stage the engine uses (auto: Megatron's, model::grad_bucket_params, at most 8).
 int64_t resolve_buckets(const model::StageCost& stage, const model::ParallelSpec& par, int64_t requested);
 
+// The SimGrid engine with the run's platform in it, made before the costs when they depend on the
+// platform (a platform file: platform/derive.hpp). Moved into simulate().
+struct World {
+  World();
+  World(World&&) noexcept;
+  World& operator=(World&&) noexcept;
+  ~World();
+  std::unique_ptr<simgrid::s4u::Engine> engine;
+  std::unique_ptr<platform::Platform> platform;
+};
+// Makes the engine and builds (or loads) the cluster's platform. Throws util::InputError for a bad
+// platform file. One per process.
+World make_world(const hardware::ClusterSpec& cluster);
+
 // Runs the simulation. One call per process (SimGrid allows one Engine per process).
 // REQUIRES: scenario validated; costs = model::compute_step_costs(scenario...) or equivalent.
 // Throws std::runtime_error if the simulated DAG stalls (an activity that never finished).
 RunResult simulate(const config::Scenario& scenario, const model::StepCosts& costs, const EngineOptions& options);
+// Same on a world already made from scenario.cluster.
+RunResult simulate(const config::Scenario& scenario, const model::StepCosts& costs, const EngineOptions& options,
+                   World world);
 
 }  // namespace trainsim::engine

@@ -12,22 +12,22 @@ constexpr double kGB = 1e9;
 // NVLink "per GPU" figures there are bidirectional totals; we store per direction (half).
 const std::array<GpuSpec, 7> kCatalog = {{
     // gpus.A100-SXM4-40GB: 312 TF dense bf16/fp16, TF32 156, 40 GB, 1555 GB/s, NVLink3 600 GB/s total.
-    {"a100-40gb", 40 * kGB, 1555 * kGB, 156 * kT, 312 * kT, 312 * kT, 0, 300 * kGB, 32 * kGB},
+    {"a100-40gb", 40 * kGB, 1555 * kGB, 156 * kT, 312 * kT, 312 * kT, 0, 300 * kGB, 32 * kGB, "a100-40gb"},
     // gpus.A100-SXM4-80GB: 312 TF, 80 GB, 2039 GB/s, 600 GB/s NVLink total.
-    {"a100-80gb", 80 * kGB, 2039 * kGB, 156 * kT, 312 * kT, 312 * kT, 0, 300 * kGB, 32 * kGB},
+    {"a100-80gb", 80 * kGB, 2039 * kGB, 156 * kT, 312 * kT, 312 * kT, 0, 300 * kGB, 32 * kGB, "a100-80gb"},
     // gpus.H100-SXM5-80GB: 989.4 TF bf16, 1978.9 fp8, TF32 494.7, 80 GB, 3350 GB/s, 900 GB/s NVLink total, Gen5 64+64.
-    {"h100-sxm", 80 * kGB, 3350 * kGB, 494.7 * kT, 989.4 * kT, 989.4 * kT, 1978.9 * kT, 450 * kGB, 64 * kGB},
+    {"h100-sxm", 80 * kGB, 3350 * kGB, 494.7 * kT, 989.4 * kT, 989.4 * kT, 1978.9 * kT, 450 * kGB, 64 * kGB, "h100-sxm"},
     // H100 PCIe (NVIDIA datasheet figures; not in hardware.yaml: unverified here): 756 TF bf16,
     // 1513 fp8, 80 GB HBM2e 2000 GB/s, PCIe Gen5 only (NVLink bridge pairs ignored).
-    {"h100-pcie", 80 * kGB, 2000 * kGB, 378 * kT, 756 * kT, 756 * kT, 1513 * kT, 0, 64 * kGB},
+    {"h100-pcie", 80 * kGB, 2000 * kGB, 378 * kT, 756 * kT, 756 * kT, 1513 * kT, 0, 64 * kGB, "h100-pcie"},
     // gpus.H200-SXM-141GB: same die as H100 SXM, 141 GB HBM3e, 4800 GB/s.
-    {"h200", 141 * kGB, 4800 * kGB, 494.7 * kT, 989.4 * kT, 989.4 * kT, 1978.9 * kT, 450 * kGB, 64 * kGB},
+    {"h200", 141 * kGB, 4800 * kGB, 494.7 * kT, 989.4 * kT, 989.4 * kT, 1978.9 * kT, 450 * kGB, 64 * kGB, "h200"},
     // gpus."B200-HGX (1000 W)": 2250 TF bf16, 4500 fp8, TF32 1100, 180 GB usable, 8000 GB/s, NVLink5 1.8 TB/s total.
-    {"b200", 180 * kGB, 8000 * kGB, 1100 * kT, 2250 * kT, 2250 * kT, 4500 * kT, 900 * kGB, 128 * kGB},
+    {"b200", 180 * kGB, 8000 * kGB, 1100 * kT, 2250 * kT, 2250 * kT, 4500 * kT, 900 * kGB, 128 * kGB, "b200"},
     // gpus.MI300X: 192 GB HBM3 (hardware.yaml); peak FLOPs from AMD's datasheet (not collected in
     // hardware.yaml: unverified here): 1307.4 TF bf16 dense, 2614.9 fp8, 163.4 fp32, 5300 GB/s,
     // Infinity Fabric 896 GB/s aggregate (448 per direction), PCIe Gen5.
-    {"mi300x", 192 * kGB, 5300 * kGB, 163.4 * kT, 1307.4 * kT, 1307.4 * kT, 2614.9 * kT, 448 * kGB, 64 * kGB},
+    {"mi300x", 192 * kGB, 5300 * kGB, 163.4 * kT, 1307.4 * kT, 1307.4 * kT, 2614.9 * kT, 448 * kGB, 64 * kGB, "mi300x"},
 }};
 
 }  // namespace

@@ -21,6 +21,10 @@ struct GpuSpec {
   double peak_fp8_flops = 0;      // 0 = not supported
   double nvlink_bandwidth_Bps = 0;  // per GPU, per direction; 0 = no NVLink
   double pcie_bandwidth_Bps = 0;    // x16 link, per direction
+  // Catalog key whose measured data (kernel tables, driver capacity, runtime reserve) apply: the
+  // entry itself, or the 'base' of an inline GPU (an H100 at another clock keeps H100 kernel
+  // efficiencies); "" = none (nearest catalog GPU by peak).
+  std::string catalog;
 
   // Dense peak for the precision. fp8 on a GPU without fp8 returns 0 (config rejects it).
   double peak_flops(model::Precision p) const;

@@ -198,6 +198,7 @@ double GemmTable::efficiency(double m, double n, double k) const {
 
 const GpuCostData& gpu_cost_data(const hardware::GpuSpec& gpu) {
   const auto& gpus = tables().gpus;
+  if (auto it = gpus.find(gpu.catalog); it != gpus.end()) return it->second;
   if (auto it = gpus.find(gpu.name); it != gpus.end()) return it->second;
   const GpuCostData* best = nullptr;
   double best_gap = std::numeric_limits<double>::infinity();

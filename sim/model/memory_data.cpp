@@ -56,8 +56,9 @@ const MemoryData& memory_data() {
 
 double usable_capacity_bytes(const hardware::GpuSpec& gpu) {
   const MemoryData& d = memory_data();
-  const auto driver = d.driver_bytes.find(gpu.name);
-  const auto sheet = d.datasheet_bytes.find(gpu.name);
+  const std::string& key = gpu.catalog.empty() ? gpu.name : gpu.catalog;
+  const auto driver = d.driver_bytes.find(key);
+  const auto sheet = d.datasheet_bytes.find(key);
   // A catalog GPU whose capacity the scenario did not change: what its driver reports.
   if (driver != d.driver_bytes.end() && sheet != d.datasheet_bytes.end() && gpu.hbm_bytes == sheet->second)
     return driver->second;
@@ -72,8 +73,9 @@ RuntimeReserve runtime_reserve(const ParallelSpec& par, const TrainingSpec& trai
     return r;
   }
   const MemoryData& d = memory_data();
-  r.cuda_context = by_gpu(d.context_bytes, cluster.gpu.name);
-  r.workspaces = by_gpu(d.workspace_bytes, cluster.gpu.name);
+  const std::string& key = cluster.gpu.catalog.empty() ? cluster.gpu.name : cluster.gpu.catalog;
+  r.cuda_context = by_gpu(d.context_bytes, key);
+  r.workspaces = by_gpu(d.workspace_bytes, key);
 
   // Ranks are laid out tp fastest, then cp, dp, pp (Megatron): a group whose ranks span more than
   // a node talks over the network.

@@ -237,6 +237,12 @@ nlohmann::json to_json(const RunSummary& s) {
                         {"best_goodput", s.checkpointing.best_goodput},
                         {"young_daly_interval_s", s.checkpointing.young_daly_s}};
   }
+  if (!s.platform_overrides.empty()) {
+    json ov = json::array();
+    for (const auto& o : s.platform_overrides)
+      ov.push_back({{"field", o.field}, {"scenario", o.yaml}, {"platform_file", o.file}});
+    j["platform_overrides"] = ov;
+  }
   j["bottleneck"] = s.bottleneck;
   j["bottleneck_reason"] = s.bottleneck_reason;
   j["advice"] = s.advice;
@@ -264,6 +270,7 @@ std::string console_table(const RunSummary& s) {
   const double step = s.step_time.mean > 0 ? s.step_time.mean : 1;
   o << "trainsim run: " << s.name << " (" << s.gpus << " GPUs, " << fmt("%.1fB", s.params / 1e9) << " parameters)\n";
   for (const std::string& n : s.notes) o << "  note: " << n << "\n";
+  for (const auto& ov : s.platform_overrides) o << "  platform file overrides " << platform::describe(ov) << "\n";
   o << "\n";
   row("step time (mean)", util::format_duration(s.step_time.mean) + "   p50 " + util::format_duration(s.step_time.p50) +
                               "  p99 " + util::format_duration(s.step_time.p99));

@@ -12,6 +12,7 @@
 #include "engine/result.hpp"
 #include "model/memory.hpp"
 #include "model/step_costs.hpp"
+#include "platform/derive.hpp"
 #include "report/reliability.hpp"
 
 namespace trainsim::report {
@@ -63,6 +64,8 @@ struct RunSummary {
   IntervalChoice checkpointing; // simulated best checkpoint interval and Young/Daly's
   double checkpoint_interval_s = 0;
   std::vector<std::string> notes;  // what the loader decided for the user (config::Scenario::notes)
+  // Scenario values a platform file replaced (platform/derive.hpp); empty without a file.
+  std::vector<platform::PlatformOverride> platform_overrides;
 };
 
 // Projection of the whole run (training.total_tokens, or `steps` when it is 0) from a mean step
