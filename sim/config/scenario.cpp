@@ -105,7 +105,8 @@ const std::vector<std::string> kModelKeys = {"preset", "layers", "hidden",      
 const std::vector<std::string> kClusterKeys = {"gpu", "nodes", "gpus_per_node", "intra_node", "inter_node", "platform"};
 const std::vector<std::string> kGpuKeys = {"base",      "name",      "hbm",       "hbm_bandwidth",    "peak_bf16",
                                            "peak_fp16", "peak_fp8",  "peak_fp32", "nvlink_bandwidth", "pcie_bandwidth"};
-const std::vector<std::string> kIntraKeys = {"fabric", "bandwidth", "latency"};
+const std::vector<std::string> kIntraKeys = {"fabric",  "bandwidth", "latency", "pcie_switch_gpus", "pcie_switch_uplink",
+                                             "sockets", "inter_socket_bandwidth"};
 const std::vector<std::string> kInterKeys = {"topology", "nic_bandwidth", "nics_per_node", "latency", "oversubscription"};
 const std::vector<std::string> kParallelKeys = {"tp",       "pp",        "dp",        "cp",
                                                 "micro_batch", "schedule", "virtual_stages", "zero",
@@ -312,6 +313,50 @@ class Reader {
     return *g;
   }
 
+  // The PCIe tree keys of intra_node (hardware/intra_node.hpp), checked against the node.
+  void read_pcie_tree(const Block& intra, const std::optional<Field>& fabric, hardware::ClusterSpec& c) {
+    const bool nvswitch = c.intra_fabric == hardware::IntraFabric::kNvswitch;
+    const bool bridge = c.intra_fabric == hardware::IntraFabric::kNvlinkBridge;
+    const auto switch_gpus = get(intra, "pcie_switch_gpus");
+    const auto uplink = get(intra, "pcie_switch_uplink");
+    const auto sockets = get(intra, "sockets");
+    const auto socket_bw = get(intra, "inter_socket_bandwidth");
+    for (const auto* f : {&switch_gpus, &uplink, &sockets, &socket_bw})
+      if (*f && nvswitch)
+        fail((*f)->key_at, "cluster.intra_node." + (*f)->path.substr((*f)->path.rfind('.') + 1) +
+                               " describes a PCIe tree: it needs fabric: pcie or nvlink-bridge (the fabric is nvswitch)");
+    if (bridge && c.gpus_per_node % 2 != 0)
+      fail(fabric->value_at, "cluster.intra_node.fabric: nvlink-bridge joins GPUs in pairs; gpus_per_node = " +
+                                 str(c.gpus_per_node) + " is odd");
+    if (bridge && !(c.gpu.pcie_bandwidth_Bps > 0))
+      fail(fabric->value_at, "cluster.intra_node.fabric: nvlink-bridge joins the pairs over PCIe, but GPU '" + c.gpu.name +
+                                 "' has no pcie_bandwidth");
+    if (switch_gpus) {
+      c.gpus_per_pcie_switch = detail::to_int(*switch_gpus, 1, 1024);
+      if (c.gpus_per_node % c.gpus_per_pcie_switch != 0)
+        fail(switch_gpus->value_at, "cluster.intra_node.pcie_switch_gpus = " + str(c.gpus_per_pcie_switch) +
+                                        " must divide cluster.gpus_per_node = " + str(c.gpus_per_node));
+    }
+    if (uplink) {
+      if (!switch_gpus) fail(uplink->key_at, "cluster.intra_node.pcie_switch_uplink needs pcie_switch_gpus (no switches without it)");
+      c.pcie_switch_uplink_Bps = detail::to_bandwidth(*uplink);
+    }
+    if (sockets) {
+      c.sockets = detail::to_int(*sockets, 1, 2);
+      if (c.sockets == 2) {
+        if (!switch_gpus) fail(sockets->value_at, "cluster.intra_node.sockets: 2 needs pcie_switch_gpus (the switches hang under the sockets)");
+        if ((c.gpus_per_node / c.gpus_per_pcie_switch) % 2 != 0)
+          fail(sockets->value_at, "cluster.intra_node.sockets: 2 needs an even number of PCIe switches, got " +
+                                      str(c.gpus_per_node / c.gpus_per_pcie_switch));
+        if (!socket_bw) intra.require("inter_socket_bandwidth", "two sockets");
+      }
+    }
+    if (socket_bw) {
+      if (c.sockets != 2) fail(socket_bw->key_at, "cluster.intra_node.inter_socket_bandwidth needs sockets: 2");
+      c.inter_socket_Bps = detail::to_bandwidth(*socket_bw);
+    }
+  }
+
   void read_cluster(const Block& top, hardware::ClusterSpec& c) {
     const Block b = required_block(top, "cluster", kClusterKeys);
     c.gpu = read_gpu(note(b.require("gpu")));
@@ -322,19 +367,21 @@ class Reader {
     c.intra_fabric = c.gpu.nvlink_bandwidth_Bps > 0 ? hardware::IntraFabric::kNvswitch : hardware::IntraFabric::kPcie;
     auto fabric = get(intra, "fabric");
     if (fabric)
-      c.intra_fabric = choice(*fabric, {"nvswitch", "pcie"},
-                              std::vector{hardware::IntraFabric::kNvswitch, hardware::IntraFabric::kPcie});
+      c.intra_fabric = choice(*fabric, {"nvswitch", "pcie", "nvlink-bridge"},
+                              std::vector{hardware::IntraFabric::kNvswitch, hardware::IntraFabric::kPcie,
+                                          hardware::IntraFabric::kNvlinkBridge});
+    const bool pcie = c.intra_fabric == hardware::IntraFabric::kPcie;
     if (auto f = get(intra, "bandwidth")) {
       c.intra_bandwidth_Bps = detail::to_bandwidth(*f);
     } else {
-      const bool nvswitch = c.intra_fabric == hardware::IntraFabric::kNvswitch;
-      c.intra_bandwidth_Bps = nvswitch ? c.gpu.nvlink_bandwidth_Bps : c.gpu.pcie_bandwidth_Bps;
+      c.intra_bandwidth_Bps = pcie ? c.gpu.pcie_bandwidth_Bps : c.gpu.nvlink_bandwidth_Bps;
       if (!(c.intra_bandwidth_Bps > 0))
-        intra.require("bandwidth", "GPU '" + c.gpu.name + "' has no " + (nvswitch ? "nvlink_bandwidth" : "pcie_bandwidth") +
+        intra.require("bandwidth", "GPU '" + c.gpu.name + "' has no " + (pcie ? "pcie_bandwidth" : "nvlink_bandwidth") +
                                        " to default to");
     }
     c.intra_latency_s = 1e-6;
     if (auto f = get(intra, "latency")) c.intra_latency_s = detail::to_time(*f, false);
+    read_pcie_tree(intra, fabric, c);
 
     const Block inter = sub_block(b, "inter_node", kInterKeys);
     c.topology = hardware::Topology::kFatTree;

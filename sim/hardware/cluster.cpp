@@ -2,7 +2,14 @@
 
 namespace trainsim::hardware {
 
-const char* to_string(IntraFabric f) { return f == IntraFabric::kNvswitch ? "nvswitch" : "pcie"; }
+const char* to_string(IntraFabric f) {
+  switch (f) {
+    case IntraFabric::kNvswitch: return "nvswitch";
+    case IntraFabric::kPcie: return "pcie";
+    case IntraFabric::kNvlinkBridge: return "nvlink-bridge";
+  }
+  return "?";
+}
 
 const char* to_string(Topology t) {
   switch (t) {

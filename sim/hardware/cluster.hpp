@@ -3,16 +3,29 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "hardware/gpu.hpp"
 
 namespace trainsim::hardware {
 
-enum class IntraFabric { kNvswitch, kPcie };
+// nvswitch: a port per GPU into the switch; pcie: one host bridge shared by the node's GPUs, or a
+// PCIe tree when gpus_per_pcie_switch > 0 (hardware/intra_node.hpp); nvlink_bridge: GPUs 2k and 2k+1
+// joined by an NVLink bridge, other pairs over PCIe (bridge or tree as for pcie).
+enum class IntraFabric { kNvswitch, kPcie, kNvlinkBridge };
 enum class Topology { kFatTree, kRailOptimized, kShared };
 
 const char* to_string(IntraFabric f);
 const char* to_string(Topology t);
+
+// What a ring of n GPUs `stride` apart gets per flow inside a node (hardware/intra_node.hpp), as
+// measured on a platform file's routes when they differ from every fabric the builder knows.
+struct RingShareEntry {
+  int64_t n = 0, stride = 1;
+  double per_flow_Bps = 0;
+  double latency_s = 0;
+  bool nvlink_only = false;
+};
 
 struct ClusterSpec {
   GpuSpec gpu;
@@ -21,6 +34,16 @@ struct ClusterSpec {
   IntraFabric intra_fabric = IntraFabric::kNvswitch;
   double intra_bandwidth_Bps = 450e9;  // per GPU, per direction (NVSwitch), or the shared host bridge (PCIe)
   double intra_latency_s = 1e-6;
+  // PCIe tree inside a node (pcie with switches, and the PCIe side of nvlink_bridge): GPUs under
+  // PCIe switches (gpus_per_pcie_switch each; 0 = no switches: one shared host bridge), each
+  // switch's uplink to its CPU socket's root complex, and with two sockets the inter-socket link.
+  int64_t gpus_per_pcie_switch = 0;
+  double pcie_switch_uplink_Bps = 0;  // per direction; 0 = the GPU's own PCIe link
+  int64_t sockets = 1;                // 1 or 2
+  double inter_socket_Bps = 0;        // per direction (UPI / Infinity Fabric); needed with 2 sockets
+  // Set from a platform file whose intra-node routes no built fabric reproduces (platform/derive):
+  // they replace the fabric above for the cost model. Empty otherwise.
+  std::vector<RingShareEntry> ring_shares;
   Topology topology = Topology::kFatTree;
   double nic_bandwidth_Bps = 50e9;     // per NIC, per direction
   int64_t nics_per_node = 8;

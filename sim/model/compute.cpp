@@ -1,8 +1,11 @@
 #include "model/compute.hpp"
 
+#include "hardware/intra_node.hpp"
+
 #include <algorithm>
 #include <cmath>
 
+#include "hardware/intra_node.hpp"
 #include "model/cost_data.hpp"
 #include "model/transformer.hpp"
 
@@ -45,13 +48,27 @@ const GemmTable& gemm_table(const GpuCostData& data, Precision p) {
   return p == Precision::kFp8 && data.gemm8.plateau > 0 ? data.gemm8 : data.gemm16;
 }
 
-// The measured curve for a collective on the node's fabric. NVSwitch gen3+ (NVLink4, 450 GB/s per
-// direction and up) reduces in the switch (NVLS): it helps all-reduce and reduce-scatter only.
-FabricKind fabric_kind(const hardware::ClusterSpec& cluster, Kind kind) {
-  if (cluster.intra_fabric == hardware::IntraFabric::kPcie) return FabricKind::kPcie;
+// The measured curve for a collective on the node's fabric: a ring that leaves NVLink (PCIe, or
+// NVLink-bridge pairs joined over PCIe) runs at the PCIe curve. NVSwitch gen3+ (NVLink4, 450 GB/s
+// per direction and up) reduces in the switch (NVLS): it helps all-reduce and reduce-scatter only.
+FabricKind fabric_kind(const hardware::ClusterSpec& cluster, Kind kind, const hardware::RingShare& share) {
+  if (!share.nvlink_only) return FabricKind::kPcie;
   const bool reduction = kind == Kind::kAllReduce || kind == Kind::kReduceScatter;
-  return reduction && cluster.gpu.nvlink_bandwidth_Bps >= 450e9 ? FabricKind::kNvswitchNvls : FabricKind::kNvswitch;
+  const bool nvls = cluster.intra_fabric == hardware::IntraFabric::kNvswitch && cluster.gpu.nvlink_bandwidth_Bps >= 450e9;
+  return reduction && nvls ? FabricKind::kNvswitchNvls : FabricKind::kNvswitch;
 }
+
+// The ring share of n ranks at `stride` inside a node (hardware/intra_node.hpp), the group clamped
+// to the node.
+hardware::RingShare node_ring(const hardware::ClusterSpec& cluster, int64_t n, int64_t stride) {
+  const int64_t g = std::max<int64_t>(cluster.gpus_per_node, 1);
+  n = std::clamp<int64_t>(n, 2, std::max<int64_t>(g, 2));
+  if (n > g) return {cluster.intra_bandwidth_Bps, cluster.intra_latency_s, cluster.intra_fabric != hardware::IntraFabric::kPcie};
+  if (stride < 1 || n * stride > g) stride = 1;
+  return hardware::ring_share(cluster, n, stride);
+}
+
+bool pcie_hops(const hardware::ClusterSpec& cluster, int64_t n) { return !node_ring(cluster, n, 1).nvlink_only; }
 
 int kind_index(Kind k) {
   switch (k) {
@@ -79,9 +96,8 @@ double ring_latency_s(Kind kind, int64_t n, int64_t nodes, bool pcie) {
 // hierarchical over the nodes it spans (its ranks are consecutive, gpus_per_node per node).
 double group_collective_time(const hardware::ClusterSpec& cluster, Kind kind, int64_t n, double bytes) {
   if (n <= 1) return 0;
-  // Every group of the node runs the same collective at the same moment: on a PCIe bridge all the
-  // node's GPUs share it.
-  if (n <= cluster.gpus_per_node) return intra_collective_time_s(cluster, kind, n, bytes, cluster.gpus_per_node);
+  // Every group of the node runs the same collective at the same moment (hardware::ring_share).
+  if (n <= cluster.gpus_per_node) return intra_collective_time_s(cluster, kind, n, bytes);
   return inter_collective_time_s(cluster, kind, n, cluster.gpus_per_node, bytes);
 }
 
@@ -123,13 +139,12 @@ double memory_time_s(const hardware::GpuSpec& gpu, double bytes, const Calibrati
 }
 
 double intra_collective_time_s(const hardware::ClusterSpec& cluster, Kind kind, int64_t n, double bytes,
-                               int64_t sharing) {
+                               int64_t stride) {
   if ((n <= 1 && kind != Kind::kP2p) || bytes <= 0) return 0;
-  const FabricKind fabric = fabric_kind(cluster, kind);
+  const hardware::RingShare share = node_ring(cluster, n, stride);
+  const FabricKind fabric = fabric_kind(cluster, kind, share);
   const double ratio = collective_cost_data().intra(fabric).curve(kind_index(kind)).at(bytes);
-  double link = cluster.intra_bandwidth_Bps;
-  if (fabric == FabricKind::kPcie) link /= static_cast<double>(std::max<int64_t>(sharing, 1));
-  return collectives::ring_edge_bytes(kind, n, bytes) / (ratio * link);
+  return collectives::ring_edge_bytes(kind, n, bytes) / (ratio * share.per_flow_Bps);
 }
 
 double inter_collective_time_s(const hardware::ClusterSpec& cluster, Kind kind, int64_t n, int64_t ranks_per_node,
@@ -137,20 +152,22 @@ double inter_collective_time_s(const hardware::ClusterSpec& cluster, Kind kind, 
   if (n <= 1 || bytes <= 0) return 0;
   const int64_t per_node = std::clamp<int64_t>(ranks_per_node, 1, n);
   const int64_t nodes = (n + per_node - 1) / per_node;
-  if (nodes == 1) return intra_collective_time_s(cluster, kind, n, bytes, cluster.gpus_per_node);
+  if (nodes == 1) return intra_collective_time_s(cluster, kind, n, bytes, cluster.gpus_per_node / std::max<int64_t>(n, 1));
   // Bandwidth: intra-node phases at the fabric's measured bus bandwidth, the inter-node ring per rail
   // at the NIC share and the efficiency measured for what each rank sends per call.
   const double per_rank = collectives::ring_edge_bytes(kind, nodes, bytes / d(per_node));
-  const double nic = cluster.nic_bandwidth_per_gpu_Bps() * collective_cost_data().net_efficiency.at(per_rank);
+  const double nic = hardware::inter_gpu_Bps(cluster) * collective_cost_data().net_efficiency.at(per_rank);
   const collectives::LinkParams inter{0, nic};
   double t = collectives::collective_time(kind, collectives::Algorithm::kRing, nodes, bytes / d(per_node), inter);
   if (per_node > 1) {
+    // The node's ranks of this ring sit gpus_per_node / per_node apart (tp and cp fastest).
+    const int64_t stride = std::max<int64_t>(1, cluster.gpus_per_node / per_node);
     if (kind == Kind::kAllReduce || kind == Kind::kReduceScatter)
-      t += intra_collective_time_s(cluster, Kind::kReduceScatter, per_node, bytes);
+      t += intra_collective_time_s(cluster, Kind::kReduceScatter, per_node, bytes, stride);
     if (kind == Kind::kAllReduce || kind == Kind::kAllGather)
-      t += intra_collective_time_s(cluster, Kind::kAllGather, per_node, bytes);
+      t += intra_collective_time_s(cluster, Kind::kAllGather, per_node, bytes, stride);
   }
-  return t + ring_latency_s(kind, n, nodes, cluster.intra_fabric == hardware::IntraFabric::kPcie);
+  return t + ring_latency_s(kind, n, nodes, pcie_hops(cluster, per_node));
 }
 
 NetCallCost net_call_cost(const hardware::ClusterSpec& cluster, Kind kind, int64_t n, int64_t ranks_per_node,
@@ -159,7 +176,7 @@ NetCallCost net_call_cost(const hardware::ClusterSpec& cluster, Kind kind, int64
   if (n <= 1) return cost;
   const int64_t per_node = std::clamp<int64_t>(ranks_per_node, 1, n);
   const int64_t nodes = (n + per_node - 1) / per_node;
-  cost.latency_s = ring_latency_s(kind, n, nodes, cluster.intra_fabric == hardware::IntraFabric::kPcie);
+  cost.latency_s = ring_latency_s(kind, n, nodes, pcie_hops(cluster, per_node));
   const double per_rank = collectives::ring_edge_bytes(kind, n, bytes);
   cost.wire_factor = 1 / collective_cost_data().net_efficiency.at(per_rank);
   return cost;
@@ -172,9 +189,9 @@ NetCallCost p2p_call_cost(const hardware::ClusterSpec& cluster, bool inter_node,
     cost.latency_s = cd.base_latency_s + cd.net_hop_s;
     cost.wire_factor = 1 / cd.net_efficiency.at(bytes);
   } else {
-    const bool pcie = cluster.intra_fabric == hardware::IntraFabric::kPcie;
-    cost.latency_s = cd.base_latency_s + (pcie ? cd.pcie_hop_s : cd.nvlink_hop_s);
-    cost.wire_factor = 1 / collective_cost_data().intra(fabric_kind(cluster, Kind::kP2p)).p2p.at(bytes);
+    const hardware::RingShare pair = node_ring(cluster, 2, 1);
+    cost.latency_s = cd.base_latency_s + (pair.nvlink_only ? cd.nvlink_hop_s : cd.pcie_hop_s);
+    cost.wire_factor = 1 / collective_cost_data().intra(fabric_kind(cluster, Kind::kP2p, pair)).p2p.at(bytes);
   }
   return cost;
 }
@@ -182,7 +199,7 @@ NetCallCost p2p_call_cost(const hardware::ClusterSpec& cluster, bool inter_node,
 double p2p_time_s(const hardware::ClusterSpec& cluster, bool inter_node, double bytes) {
   if (bytes <= 0) return 0;
   const NetCallCost call = p2p_call_cost(cluster, inter_node, bytes);
-  const double link = inter_node ? cluster.nic_bandwidth_per_gpu_Bps() : cluster.intra_bandwidth_Bps;
+  const double link = inter_node ? hardware::inter_gpu_Bps(cluster) : hardware::pair_Bps(cluster);
   return call.latency_s + bytes * call.wire_factor / link;
 }
 
@@ -294,7 +311,8 @@ LayerTime layer_time(const ModelSpec& model, const ParallelSpec& par, const Trai
   double tp_fwd = 0, tp_bwd = 0;
   if (par.tp > 1) {
     const double act_bytes = tokens * h * activation_bytes_per_value(prec);
-    const bool nvlink = cluster.intra_fabric != hardware::IntraFabric::kPcie && par.tp <= cluster.gpus_per_node;
+    // Userbuffer overlap needs NVLink between every member (NVSwitch, or a bridged pair).
+    const bool nvlink = par.tp <= cluster.gpus_per_node && !pcie_hops(cluster, par.tp);
     const Overlap fwd_overlap = train.tp_comm_overlap && nvlink ? Overlap::kUserbuffers : Overlap::kNone;
     const Overlap bwd_overlap = train.tp_comm_overlap && nvlink ? Overlap::kUserbuffers : Overlap::kAsync;
     const int col[2] = {0, 2}, row[2] = {1, 3};
@@ -325,7 +343,7 @@ LayerTime layer_time(const ModelSpec& model, const ParallelSpec& par, const Trai
     const double kv_bytes = 2 * d(par.micro_batch) * d(model.seq_len) * kv / t * activation_bytes_per_value(prec);
     const double span = d(par.tp * par.cp);
     const double ag = span <= d(cluster.gpus_per_node)
-                          ? intra_collective_time_s(cluster, Kind::kAllGather, par.cp, kv_bytes, cluster.gpus_per_node)
+                          ? intra_collective_time_s(cluster, Kind::kAllGather, par.cp, kv_bytes, par.tp)
                           : inter_collective_time_s(cluster, Kind::kAllGather, par.cp, 1, kv_bytes);
     const double first = ag / d(par.cp - 1);
     cp_fwd = first + std::max(0.0, ag - first - attention_fwd);

@@ -56,11 +56,12 @@ double gemm_efficiency(const hardware::GpuSpec& gpu, Precision precision, double
 // Time to move `bytes` through HBM.
 double memory_time_s(const hardware::GpuSpec& gpu, double bytes, const Calibration& c = default_calibration());
 
-// Time of one NCCL collective over n ranks of one node (S = the nccl-tests buffer size): the ring
-// volume at the bus bandwidth measured on the node's fabric for that size. On a PCIe bridge the
-// `sharing` GPUs of the node that run collectives at the same moment split it.
+// Time of one NCCL collective over n ranks of one node, `stride` GPUs apart (S = the nccl-tests
+// buffer size): the ring volume at the bus-bandwidth ratio measured on the fabric for that size, of
+// what each ring flow gets over its route while every group of the node runs the same collective
+// (hardware::ring_share: the links the platform builder makes).
 double intra_collective_time_s(const hardware::ClusterSpec& cluster, collectives::Kind kind, int64_t n, double bytes,
-                               int64_t sharing = 1);
+                               int64_t stride = 1);
 // The same over n ranks spread one per node over `nodes` nodes (or hierarchical when several ranks
 // share a node): NCCL's ring latency (base + one hop per step) and the NIC share at the efficiency
 // measured for the bytes each rank sends.

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "hardware/intra_node.hpp"
 #include "platform/platform.hpp"
 #include "util/units.hpp"
 
@@ -24,6 +25,7 @@ struct Share {
   double per_flow_Bps = std::numeric_limits<double>::infinity();
   double latency_s = 0;
   int max_flows_on_a_link = 0;  // of the links that limit some flow
+  bool nvlink_only = true;      // every link's name starts with "nvlink"
 };
 
 Share concurrent_share(const std::vector<std::pair<const sg4::Host*, const sg4::Host*>>& flows) {
@@ -40,6 +42,7 @@ Share concurrent_share(const std::vector<std::pair<const sg4::Host*, const sg4::
   for (size_t i = 0; i < flows.size(); ++i) {
     s.latency_s = std::max(s.latency_s, latency[i]);
     for (const sg4::Link* l : routes[i]) {
+      if (l->get_name().rfind("nvlink", 0) != 0) s.nvlink_only = false;
       const bool fatpipe = l->get_sharing_policy() == sg4::Link::SharingPolicy::FATPIPE;
       const int n = fatpipe ? 1 : crossing[l];
       const double share = l->get_bandwidth() / n;
@@ -91,27 +94,74 @@ DerivedCluster derive_cluster(const Platform& p, const hardware::ClusterSpec& ya
     note("cluster.gpu peak_bf16 (GPU host speed)", flops_text(yaml.gpu.peak_bf16_flops), flops_text(speed));
   }
 
-  // Intra-node: node 0's ring, every GPU sending at once.
+  // Intra-node: node 0's rings of every group size and stride, every group of the node at once
+  // (hardware::ring_share's pattern), against what the cost model would take from the scenario.
   const int64_t gpn = p.gpus_per_node();
   if (gpn > 1) {
-    std::vector<std::pair<const sg4::Host*, const sg4::Host*>> ring;
-    for (int64_t g = 0; g < gpn; ++g) ring.emplace_back(p.gpu(0, g), p.gpu(0, (g + 1) % gpn));
-    const Share s = concurrent_share(ring);
-    const bool shared = s.max_flows_on_a_link >= 2;
-    const auto fabric = shared ? hardware::IntraFabric::kPcie : hardware::IntraFabric::kNvswitch;
-    const double bandwidth = shared ? s.per_flow_Bps * static_cast<double>(gpn) : s.per_flow_Bps;
-    if (fabric != yaml.intra_fabric) {
-      c.intra_fabric = fabric;
-      note("cluster.intra_node.fabric", hardware::to_string(yaml.intra_fabric), hardware::to_string(fabric));
-    }
-    if (std::isfinite(bandwidth) && differs(bandwidth, yaml.intra_bandwidth_Bps)) {
-      c.intra_bandwidth_Bps = bandwidth;
-      note("cluster.intra_node.bandwidth", util::format_bandwidth(yaml.intra_bandwidth_Bps),
-           util::format_bandwidth(bandwidth));
-    }
-    if (differs(s.latency_s, yaml.intra_latency_s)) {
-      c.intra_latency_s = s.latency_s;
-      note("cluster.intra_node.latency", latency_text(yaml.intra_latency_s), latency_text(s.latency_s));
+    std::vector<hardware::RingShareEntry> measured;
+    Share whole;  // the ring over the whole node
+    for (int64_t n = 2; n <= gpn; ++n)
+      for (int64_t stride = 1; n * stride <= gpn; ++stride) {
+        if (gpn % (n * stride) != 0) continue;
+        std::vector<std::pair<const sg4::Host*, const sg4::Host*>> flows;
+        for (int64_t base = 0; base < gpn; base += n * stride)
+          for (int64_t o = 0; o < stride; ++o)
+            for (int64_t m = 0; m < n; ++m)
+              flows.emplace_back(p.gpu(0, base + o + m * stride), p.gpu(0, base + o + ((m + 1) % n) * stride));
+        const Share s = concurrent_share(flows);
+        measured.push_back({n, stride, s.per_flow_Bps, s.latency_s, s.nvlink_only});
+        if (n == gpn) whole = s;
+      }
+    const auto reproduces = [&measured](const hardware::ClusterSpec& spec) {
+      for (const auto& e : measured) {
+        const hardware::RingShare a = hardware::ring_share(spec, e.n, e.stride);
+        if (differs(a.per_flow_Bps, e.per_flow_Bps) || std::fabs(a.latency_s - e.latency_s) > 1e-12 ||
+            a.nvlink_only != e.nvlink_only)
+          return false;
+      }
+      return true;
+    };
+    if (!reproduces(yaml)) {
+      // The nearest built fabric: NVSwitch ports (no link shared by two ring flows, all NVLink) or
+      // one shared bridge, at the whole-node ring's share.
+      hardware::ClusterSpec mapped = yaml;
+      const bool shared = whole.max_flows_on_a_link >= 2;
+      mapped.intra_fabric = shared || !whole.nvlink_only ? hardware::IntraFabric::kPcie : hardware::IntraFabric::kNvswitch;
+      mapped.intra_bandwidth_Bps = shared ? whole.per_flow_Bps * static_cast<double>(gpn) : whole.per_flow_Bps;
+      mapped.intra_latency_s = whole.latency_s;
+      mapped.gpus_per_pcie_switch = 0;
+      mapped.pcie_switch_uplink_Bps = 0;
+      mapped.sockets = 1;
+      mapped.inter_socket_Bps = 0;
+      if (reproduces(mapped)) {
+        if (mapped.intra_fabric != yaml.intra_fabric)
+          note("cluster.intra_node.fabric", hardware::to_string(yaml.intra_fabric), hardware::to_string(mapped.intra_fabric));
+        if (differs(mapped.intra_bandwidth_Bps, yaml.intra_bandwidth_Bps))
+          note("cluster.intra_node.bandwidth", util::format_bandwidth(yaml.intra_bandwidth_Bps),
+               util::format_bandwidth(mapped.intra_bandwidth_Bps));
+        if (differs(mapped.intra_latency_s, yaml.intra_latency_s))
+          note("cluster.intra_node.latency", latency_text(yaml.intra_latency_s), latency_text(mapped.intra_latency_s));
+        if (yaml.gpus_per_pcie_switch > 0)
+          note("cluster.intra_node.pcie_switch_gpus", std::to_string(yaml.gpus_per_pcie_switch), "none (no PCIe switches)");
+        c.intra_fabric = mapped.intra_fabric;
+        c.intra_bandwidth_Bps = mapped.intra_bandwidth_Bps;
+        c.intra_latency_s = mapped.intra_latency_s;
+        c.gpus_per_pcie_switch = 0;
+        c.pcie_switch_uplink_Bps = 0;
+        c.sockets = 1;
+        c.inter_socket_Bps = 0;
+      } else {
+        // No built fabric reproduces the file: the cost model takes the measured shares.
+        c.ring_shares = measured;
+        std::string from, to;
+        for (const auto& e : measured) {
+          if (e.stride != 1) continue;
+          const std::string sep = from.empty() ? "" : ", ";
+          from += sep + std::to_string(e.n) + ": " + util::format_bandwidth(hardware::ring_share(yaml, e.n, 1).per_flow_Bps);
+          to += sep + std::to_string(e.n) + ": " + util::format_bandwidth(e.per_flow_Bps);
+        }
+        note("cluster.intra_node ring share per flow (GPUs in the ring: bandwidth)", from, to);
+      }
     }
   }
 
@@ -120,15 +170,18 @@ DerivedCluster derive_cluster(const Platform& p, const hardware::ClusterSpec& ya
     std::vector<std::pair<const sg4::Host*, const sg4::Host*>> rails;
     for (int64_t g = 0; g < gpn; ++g) rails.emplace_back(p.gpu(0, g), p.gpu(1, g));
     const Share s = concurrent_share(rails);
-    if (std::isfinite(s.per_flow_Bps) && differs(s.per_flow_Bps, yaml.nic_bandwidth_per_gpu_Bps())) {
+    // What the scenario implies (the NIC share; under a PCIe tree also the GPU's PCIe link).
+    const double expected_Bps = hardware::inter_gpu_Bps(c);
+    const double expected_lat = hardware::inter_path_latency_s(c);
+    if (std::isfinite(s.per_flow_Bps) && differs(s.per_flow_Bps, expected_Bps)) {
       c.nics_per_node = gpn;
       c.nic_bandwidth_Bps = s.per_flow_Bps;
-      note("cluster.inter_node.nic_bandwidth per GPU", util::format_bandwidth(yaml.nic_bandwidth_per_gpu_Bps()),
+      note("cluster.inter_node.nic_bandwidth per GPU", util::format_bandwidth(expected_Bps),
            util::format_bandwidth(s.per_flow_Bps));
     }
-    if (differs(s.latency_s, yaml.inter_latency_s)) {
-      c.inter_latency_s = s.latency_s;
-      note("cluster.inter_node.latency", latency_text(yaml.inter_latency_s), latency_text(s.latency_s));
+    if (differs(s.latency_s, expected_lat)) {
+      c.inter_latency_s += s.latency_s - expected_lat;
+      note("cluster.inter_node.latency", latency_text(expected_lat), latency_text(s.latency_s));
     }
   }
   return out;

@@ -48,6 +48,19 @@ void validate_cluster(const hardware::ClusterSpec& c) {
                              " GPUs exceeds the builder's limit of " + std::to_string(kMaxGpus) + " GPUs");
   require_positive("cluster.intra_node.bandwidth", c.intra_bandwidth_Bps);
   require_non_negative("cluster.intra_node.latency", c.intra_latency_s);
+  if (c.gpus_per_pcie_switch < 0 || (c.gpus_per_pcie_switch > 0 && c.gpus_per_node % c.gpus_per_pcie_switch != 0))
+    bad("cluster.intra_node.pcie_switch_gpus", "must divide gpus_per_node, got " + std::to_string(c.gpus_per_pcie_switch));
+  require_non_negative("cluster.intra_node.pcie_switch_uplink", c.pcie_switch_uplink_Bps);
+  if (c.sockets != 1 && c.sockets != 2) bad("cluster.intra_node.sockets", "must be 1 or 2, got " + std::to_string(c.sockets));
+  if (c.sockets == 2) {
+    if (c.gpus_per_pcie_switch == 0 || (c.gpus_per_node / c.gpus_per_pcie_switch) % 2 != 0)
+      bad("cluster.intra_node.sockets", "2 sockets need an even number of PCIe switches");
+    require_positive("cluster.intra_node.inter_socket_bandwidth", c.inter_socket_Bps);
+  }
+  if (c.intra_fabric == hardware::IntraFabric::kNvlinkBridge) {
+    if (c.gpus_per_node % 2 != 0) bad("cluster.intra_node.fabric", "nvlink-bridge needs an even gpus_per_node");
+    require_positive("cluster.gpu.pcie_bandwidth (the PCIe side of nvlink-bridge)", c.gpu.pcie_bandwidth_Bps);
+  }
   require_positive("cluster.inter_node.nic_bandwidth", c.nic_bandwidth_Bps);
   require_non_negative("cluster.inter_node.latency", c.inter_latency_s);
   if (!std::isfinite(c.oversubscription) || c.oversubscription < 1)

@@ -44,22 +44,13 @@ void TreeZone::populate() {
     }
   }
 
-  // Intra-node fabric.
-  if (cluster_.intra_fabric == hardware::IntraFabric::kNvswitch) {
-    intra_up_.reserve(static_cast<size_t>(n_gpus));
-    intra_down_.reserve(static_cast<size_t>(n_gpus));
-    for (int64_t id = 0; id < n_gpus; ++id) {
-      const std::string name = "nvlink-" + gpu_tag(id / gpn, id % gpn);
-      intra_up_.push_back(z->create_link(name + "_UP", cluster_.intra_bandwidth_Bps)->set_latency(cluster_.intra_latency_s / 2));
-      intra_down_.push_back(
-          z->create_link(name + "_DOWN", cluster_.intra_bandwidth_Bps)->set_latency(cluster_.intra_latency_s / 2));
-    }
-  } else {
-    bridge_.reserve(static_cast<size_t>(plan_.nodes));
-    for (int64_t node = 0; node < plan_.nodes; ++node)
-      bridge_.push_back(z->create_link("pcie-" + std::to_string(node), cluster_.intra_bandwidth_Bps)
-                            ->set_latency(cluster_.intra_latency_s));
-  }
+  // Intra-node fabric: the links of hardware/intra_node.hpp, node by node.
+  intra_ = hardware::plan_intra_node(cluster_);
+  intra_links_.reserve(static_cast<size_t>(plan_.nodes) * intra_.links.size());
+  for (int64_t node = 0; node < plan_.nodes; ++node)
+    for (const hardware::IntraLink& l : intra_.links)
+      intra_links_.push_back(
+          z->create_link(l.stem + "-" + std::to_string(node) + l.tail, l.bandwidth_Bps)->set_latency(l.latency_s));
 
   // Inter-node tree: level k's links join each element below switch level k to its switch.
   const size_t levels = plan_.levels.size();
@@ -112,14 +103,19 @@ void TreeZone::get_local_route(const NetPoint* src, const NetPoint* dst, Route* 
   const int64_t node_a = a / gpn;
   const int64_t node_b = b / gpn;
   if (node_a == node_b) {
-    if (!bridge_.empty()) {
-      push(bridge_[static_cast<size_t>(node_a)], into, latency);
-    } else {
-      push(intra_up_[static_cast<size_t>(a)], into, latency);
-      push(intra_down_[static_cast<size_t>(b)], into, latency);
-    }
+    const size_t base = static_cast<size_t>(node_a) * intra_.links.size();
+    for (int l : intra_.route(a % gpn, b % gpn)) push(intra_links_[base + static_cast<size_t>(l)], into, latency);
     return;
   }
+  // Under a PCIe tree the NIC sits beside the GPU under its PCIe switch (GPUDirect RDMA): the
+  // traffic leaves over the GPU's own PCIe link and arrives over the receiver's.
+  const bool via_pcie = intra_.first_gpu_link >= 0;
+  const size_t links_per_node = intra_.links.size();
+  const auto gpu_link = [&](int64_t gpu, int dir) {
+    return intra_links_[static_cast<size_t>(gpu / gpn) * links_per_node +
+                        static_cast<size_t>(intra_.first_gpu_link + 2 * (gpu % gpn) + dir)];
+  };
+  if (via_pcie) push(gpu_link(a, 0), into, latency);
   // Climb from both ends until the two elements hang under the same switch; remember b's side.
   int64_t ea = plan_.position(node_a, a % gpn);
   int64_t eb = plan_.position(node_b, b % gpn);
@@ -133,6 +129,7 @@ void TreeZone::get_local_route(const NetPoint* src, const NetPoint* dst, Route* 
     if (ea == eb) break;  // always true at the top level, which has one switch
   }
   for (size_t j = k + 1; j-- > 0;) push(down_[j][static_cast<size_t>(eb_at[j])], into, latency);
+  if (via_pcie) push(gpu_link(b, 1), into, latency);
 }
 
 std::vector<sg4::Link*> TreeZone::fabric_links() const {

@@ -1,8 +1,8 @@
 // TreeZone: the SimGrid netzone of a built platform (internal to platform/; Platform is the API).
 //
 // One flat zone holds every GPU host. Routes are computed, not stored: for GPUs a, b
-//   - same node, NVSwitch:  [nvlink-<n>-<a>_UP, nvlink-<n>-<b>_DOWN]
-//   - same node, PCIe:      [pcie-<n>]                         (one link shared by both directions)
+//   - same node:            hardware/intra_node.hpp's route (NVSwitch ports, the PCIe bridge or
+//                           tree, NVLink bridges), over that node's copies of its links
 //   - other nodes:          up the tree from a until the lowest common switch, then down to b:
 //                           [a's link _UP, switch uplinks _UP..., switch uplinks _DOWN..., b's link _DOWN]
 // The tree is the FabricPlan's (fabric.hpp): element c of a level hangs under switch c / fan_in.
@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "hardware/cluster.hpp"
+#include "hardware/intra_node.hpp"
 #include "platform/fabric.hpp"
 
 namespace simgrid::s4u {
@@ -55,9 +56,8 @@ class TreeZone : public simgrid::kernel::routing::NetZoneImpl {
   hardware::ClusterSpec cluster_;
   FabricPlan plan_;
   std::vector<simgrid::s4u::Host*> hosts_;         // by netpoint id
-  std::vector<simgrid::s4u::Link*> intra_up_;      // nvswitch: per GPU (by id)
-  std::vector<simgrid::s4u::Link*> intra_down_;
-  std::vector<simgrid::s4u::Link*> bridge_;        // pcie: per node
+  hardware::IntraNodePlan intra_;                  // one node's links and routes (points into cluster_)
+  std::vector<simgrid::s4u::Link*> intra_links_;   // node-major: node * intra_.links.size() + link
   // up_[k][c] / down_[k][c]: the link between element c below switch level k and its switch.
   std::vector<std::vector<simgrid::s4u::Link*>> up_;
   std::vector<std::vector<simgrid::s4u::Link*>> down_;

@@ -364,7 +364,8 @@ TEST(ScenarioErrors, Enums) {
   EXPECT_EQ(error_of(kBase + "  optimizer: lamb\n"), "t.yaml:18:14: training.optimizer must be one of adam, sgd, got 'lamb'");
   EXPECT_EQ(error_of(kBase + "  offload: disk\n"), "t.yaml:18:12: training.offload must be one of none, cpu, nvme, got 'disk'");
   EXPECT_EQ(error_of(with("  nodes: 2", "  nodes: 2\n  intra_node: {fabric: nvlink}")),
-            "t.yaml:11:24: cluster.intra_node.fabric must be one of nvswitch, pcie, got 'nvlink'");
+            "t.yaml:11:24: cluster.intra_node.fabric must be one of nvswitch, pcie, nvlink-bridge, got 'nvlink' (did you "
+            "mean 'nvlink-bridge'?)");
   EXPECT_EQ(error_of(with("  nodes: 2", "  nodes: 2\n  inter_node: {topology: fat_tree}")),
             "t.yaml:11:26: cluster.inter_node.topology must be one of fat-tree, rail-optimized, shared, got 'fat_tree' "
             "(did you mean 'fat-tree'?)");
@@ -667,6 +668,50 @@ TEST(ScenarioErrors, LayersPerStage) {
   // From --set, pointing at the override.
   EXPECT_EQ(error_of(kBase, sets({"parallelism.layers_per_stage=[1,2]"})),
             "--set:1:30: parallelism.layers_per_stage adds up to 3 layers; model.layers = 24");
+}
+
+}  // namespace
+}  // namespace trainsim::config
+
+namespace trainsim::config {
+namespace {
+
+TEST(LoadScenario, PcieTreeAndNvlinkBridge) {
+  const Scenario tree = load_scenario_text(
+      with("  gpu: h100-sxm", "  gpu: h100-pcie\n  intra_node: {fabric: pcie, pcie_switch_gpus: 4, pcie_switch_uplink: 32GBps, "
+                              "sockets: 2, inter_socket_bandwidth: 40GBps}"),
+      "t.yaml");
+  EXPECT_EQ(tree.cluster.intra_fabric, hardware::IntraFabric::kPcie);
+  EXPECT_DOUBLE_EQ(tree.cluster.intra_bandwidth_Bps, 64e9);  // each GPU's x16 link: catalog h100-pcie Gen5
+  EXPECT_EQ(tree.cluster.gpus_per_pcie_switch, 4);
+  EXPECT_DOUBLE_EQ(tree.cluster.pcie_switch_uplink_Bps, 32e9);
+  EXPECT_EQ(tree.cluster.sockets, 2);
+  EXPECT_DOUBLE_EQ(tree.cluster.inter_socket_Bps, 40e9);
+  const Scenario pairs = load_scenario_text(
+      with("  gpu: h100-sxm", "  gpu: h100-pcie\n  intra_node: {fabric: nvlink-bridge, bandwidth: 300GBps, pcie_switch_gpus: 2}"),
+      "t.yaml");
+  EXPECT_EQ(pairs.cluster.intra_fabric, hardware::IntraFabric::kNvlinkBridge);
+  EXPECT_DOUBLE_EQ(pairs.cluster.intra_bandwidth_Bps, 300e9);
+}
+
+TEST(ScenarioErrors, PcieTree) {
+  const auto intra = [](const std::string& block) { return with("  gpu: h100-sxm", "  gpu: h100-pcie\n  intra_node: " + block); };
+  EXPECT_EQ(error_of(intra("{fabric: pcie, pcie_switch_gpus: 3}")),
+            "t.yaml:10:48: cluster.intra_node.pcie_switch_gpus = 3 must divide cluster.gpus_per_node = 8");
+  EXPECT_EQ(error_of(intra("{fabric: nvswitch, bandwidth: 450GBps, sockets: 2}")),
+            "t.yaml:10:54: cluster.intra_node.sockets describes a PCIe tree: it needs fabric: pcie or nvlink-bridge (the "
+            "fabric is nvswitch)");
+  EXPECT_EQ(error_of(intra("{fabric: pcie, sockets: 2}")),
+            "t.yaml:10:39: cluster.intra_node.sockets: 2 needs pcie_switch_gpus (the switches hang under the sockets)");
+  EXPECT_EQ(error_of(intra("{fabric: pcie, pcie_switch_gpus: 8, sockets: 2, inter_socket_bandwidth: 40GBps}")),
+            "t.yaml:10:60: cluster.intra_node.sockets: 2 needs an even number of PCIe switches, got 1");
+  EXPECT_EQ(error_of(intra("{fabric: pcie, pcie_switch_uplink: 32GBps}")),
+            "t.yaml:10:30: cluster.intra_node.pcie_switch_uplink needs pcie_switch_gpus (no switches without it)");
+  EXPECT_EQ(error_of(intra("{fabric: nvlink-bridge}")),
+            "t.yaml:10:3: missing key 'bandwidth' in cluster.intra_node (GPU 'h100-pcie' has no nvlink_bandwidth to default to)");
+  EXPECT_EQ(error_of(with("  gpus_per_node: 8", "  gpus_per_node: 3\n  intra_node: {fabric: nvlink-bridge, bandwidth: 300GBps}",
+                          with("  gpu: h100-sxm", "  gpu: h100-pcie"))),
+            "t.yaml:12:24: cluster.intra_node.fabric: nvlink-bridge joins GPUs in pairs; gpus_per_node = 3 is odd");
 }
 
 }  // namespace

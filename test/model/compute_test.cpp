@@ -86,10 +86,35 @@ TEST(Collectives, APcieBridgeIsSharedByTheGpusThatUseItAtOnce) {
   pcie.intra_fabric = hardware::IntraFabric::kPcie;
   pcie.intra_bandwidth_Bps = 64e9;
   const double s = 1 << 30;
-  const double alone = intra_collective_time_s(pcie, collectives::Kind::kAllGather, 4, s, 1);
-  // PCIe curve at 1 GiB: 0.963 of the link; the ring moves 3/4 S.
-  EXPECT_NEAR(alone, 0.75 * s / (0.963 * 64e9), 1e-12);
-  EXPECT_NEAR(intra_collective_time_s(pcie, collectives::Kind::kAllGather, 4, s, 8), 8 * alone, 1e-12);
+  // Two TP4 groups of the node all-gather at once: 8 ring flows cross the one 64 GB/s bridge, 8 GB/s
+  // each; PCIe curve at 1 GiB: 0.963 of that; the ring moves 3/4 S.
+  EXPECT_NEAR(intra_collective_time_s(pcie, collectives::Kind::kAllGather, 4, s), 0.75 * s / (0.963 * 64e9 / 8), 1e-12);
+  // Under PCIe switches of 4 GPUs, each group stays under its switch: each flow has its GPU's x16
+  // link (64 GB/s per direction) to itself.
+  pcie.gpus_per_pcie_switch = 4;
+  EXPECT_NEAR(intra_collective_time_s(pcie, collectives::Kind::kAllGather, 4, s), 0.75 * s / (0.963 * 64e9), 1e-12);
+  // A TP8 ring crosses both switch uplinks (32 GB/s here) once each way: the uplink limits.
+  pcie.pcie_switch_uplink_Bps = 32e9;
+  EXPECT_NEAR(intra_collective_time_s(pcie, collectives::Kind::kAllGather, 8, s), 7.0 / 8 * s / (0.963 * 32e9), 1e-12);
+}
+
+TEST(Collectives, NvlinkBridgePairsAreNvlinkOnlyForTp2) {
+  // H100 PCIe cards bridged in pairs (300 GB/s per direction, illustrative), pairs joined over a
+  // PCIe switch per pair. TP2 stays on the bridge: NVLink curve (no NVLS: no switch) at 300 GB/s.
+  hardware::ClusterSpec c = h100_cluster();
+  c.gpu = *hardware::find_gpu("h100-pcie");
+  c.intra_fabric = hardware::IntraFabric::kNvlinkBridge;
+  c.intra_bandwidth_Bps = 300e9;
+  c.gpus_per_pcie_switch = 2;
+  const double s = 1 << 30;
+  hardware::ClusterSpec nvswitch = h100_cluster();
+  nvswitch.gpu = c.gpu;  // no NVLS below 450 GB/s per GPU: the plain NVLink curve
+  nvswitch.intra_bandwidth_Bps = 300e9;
+  EXPECT_NEAR(intra_collective_time_s(c, collectives::Kind::kAllReduce, 2, s),
+              intra_collective_time_s(nvswitch, collectives::Kind::kAllReduce, 2, s), 1e-12);
+  // TP4 crosses PCIe between the pairs: each pair's switch uplink (x16, 64 GB/s) carries one flow
+  // each way; PCIe curve at 1 GiB (0.963).
+  EXPECT_NEAR(intra_collective_time_s(c, collectives::Kind::kAllGather, 4, s), 0.75 * s / (0.963 * 64e9), 1e-12);
 }
 
 TEST(Collectives, RingLatencyGrowsWithTheRanks) {
@@ -162,8 +187,8 @@ TEST(LayerTime, TpOverlapHidesCommunicationOnNvlinkButNotOnPcie) {
   // Userbuffers: of each all-gather / reduce-scatter, one chunk in tp = 4 stays exposed, plus the SMs
   // (16 of 132) the communication holds during the rest. Forward: 2 AG + 2 RS of M h bytes.
   const double bytes = 4096.0 * 8192 * 2;
-  const double ag = intra_collective_time_s(h100_cluster(), collectives::Kind::kAllGather, 4, bytes, 8);
-  const double rs = intra_collective_time_s(h100_cluster(), collectives::Kind::kReduceScatter, 4, bytes, 8);
+  const double ag = intra_collective_time_s(h100_cluster(), collectives::Kind::kAllGather, 4, bytes);
+  const double rs = intra_collective_time_s(h100_cluster(), collectives::Kind::kReduceScatter, 4, bytes);
   const double fwd_floor = 2 * (ag + rs) / 4;
   EXPECT_GT(overlapped.tp_comm_s, 2 * fwd_floor);  // forward and backward each pay at least a chunk
   // fp8 GEMMs of this layer (0.16 ms for QKV) are shorter than its collectives (0.20 ms each): the
@@ -175,8 +200,8 @@ TEST(LayerTime, TpOverlapHidesCommunicationOnNvlinkButNotOnPcie) {
   pcie.intra_bandwidth_Bps = 64e9;
   t.tp_comm_overlap = true;
   const LayerTime on_pcie = layer_time(m, p, t, pcie);
-  const double pcie_fwd = 2 * (intra_collective_time_s(pcie, collectives::Kind::kAllGather, 4, bytes, 8) +
-                               intra_collective_time_s(pcie, collectives::Kind::kReduceScatter, 4, bytes, 8));
+  const double pcie_fwd = 2 * (intra_collective_time_s(pcie, collectives::Kind::kAllGather, 4, bytes) +
+                               intra_collective_time_s(pcie, collectives::Kind::kReduceScatter, 4, bytes));
   EXPECT_GT(on_pcie.tp_comm_s, pcie_fwd);
 }
 

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <string>
 
+#include "hardware/intra_node.hpp"
 #include "platform/platform.hpp"
 #include "platform_test_util.hpp"
 
@@ -103,6 +104,74 @@ TEST(DeriveCluster, LatencyIsTheLongestRingRoute) {
                              variant("platforms/h100-ib-4node.xml", "latency=\"0.5us\"", "latency=\"2us\"", "lat"));
   ASSERT_EQ(d.overrides.size(), 1u);
   EXPECT_DOUBLE_EQ(d.cluster.intra_latency_s, 4e-6);  // 2 us on each GPU's port, two ports per route
+}
+
+// One source of truth for the intra-node fabric: the routes the builder makes (tree_zone.cpp) give,
+// through derive_cluster's measurement on SimGrid, exactly the ring shares the cost model computes
+// (hardware::ring_share) for every group size and stride; nothing is overridden.
+void expect_builder_agrees_with_cost_model(const hardware::ClusterSpec& c) {
+  auto engine = make_engine();
+  auto p = Platform::build(*engine, c);
+  const auto d = derive_cluster(*p, c);
+  EXPECT_TRUE(d.overrides.empty()) << describe(d.overrides.front());
+  EXPECT_TRUE(d.cluster.ring_shares.empty());
+}
+
+hardware::ClusterSpec pcie_tree() {
+  // 8 x H100 PCIe, dual-root: 2 sockets, a PCIe switch of 4 GPUs under each, Gen5 x16 (64 GB/s)
+  // GPU links, 32 GB/s inter-socket (illustrative).
+  auto c = dgx_h100_cluster(2);
+  c.gpu = *hardware::find_gpu("h100-pcie");
+  c.intra_fabric = hardware::IntraFabric::kPcie;
+  c.intra_bandwidth_Bps = 64e9;
+  c.gpus_per_pcie_switch = 4;
+  c.sockets = 2;
+  c.inter_socket_Bps = 32e9;
+  return c;
+}
+
+TEST(DeriveCluster, BuiltNvswitchMatchesTheCostModel) { expect_builder_agrees_with_cost_model(dgx_h100_cluster(2)); }
+
+TEST(DeriveCluster, BuiltPcieBridgeMatchesTheCostModel) {
+  auto c = dgx_h100_cluster(1);
+  c.intra_fabric = hardware::IntraFabric::kPcie;
+  c.intra_bandwidth_Bps = 64e9;
+  expect_builder_agrees_with_cost_model(c);
+}
+
+TEST(DeriveCluster, BuiltPcieTreeMatchesTheCostModel) { expect_builder_agrees_with_cost_model(pcie_tree()); }
+
+TEST(DeriveCluster, BuiltNvlinkBridgePairsMatchTheCostModel) {
+  auto c = pcie_tree();
+  c.intra_fabric = hardware::IntraFabric::kNvlinkBridge;
+  c.intra_bandwidth_Bps = 300e9;
+  c.gpus_per_pcie_switch = 2;
+  expect_builder_agrees_with_cost_model(c);
+}
+
+TEST(DeriveCluster, APcieTreeFileTheBuilderCannotMakeGivesItsMeasuredShares) {
+  // The tree's file read against a scenario that claims NVSwitch: no built fabric of the nearest
+  // kind (NVSwitch ports or one bridge) gives its shares, so the measured ones are kept and reported.
+  auto engine = make_engine();
+  auto built = pcie_tree();
+  auto p = Platform::build(*engine, built);
+  auto claimed = dgx_h100_cluster(2);
+  claimed.gpu = built.gpu;
+  const auto d = derive_cluster(*p, claimed);
+  ASSERT_FALSE(d.cluster.ring_shares.empty());
+  // Overridden: the ring shares, and the inter-node latency (the tree's GPUs reach their NICs over
+  // their own PCIe links, 0.5 us each end: 5 -> 6 us).
+  ASSERT_EQ(d.overrides.size(), 2u);
+  EXPECT_EQ(d.overrides[0].field, "cluster.intra_node ring share per flow (GPUs in the ring: bandwidth)");
+  EXPECT_EQ(describe(d.overrides[1]), "cluster.inter_node.latency: 5 us (scenario) -> 6 us (platform file)");
+  // TP4 under one switch: each flow has its own x16 link; TP8 crosses the 32 GB/s socket link once
+  // each way; every share the cost model now uses is the tree's.
+  for (int64_t n : {2, 4, 8}) {
+    EXPECT_DOUBLE_EQ(hardware::ring_share(d.cluster, n).per_flow_Bps, hardware::ring_share(built, n).per_flow_Bps) << n;
+    EXPECT_FALSE(hardware::ring_share(d.cluster, n).nvlink_only);
+  }
+  EXPECT_DOUBLE_EQ(hardware::ring_share(built, 4).per_flow_Bps, 64e9);
+  EXPECT_DOUBLE_EQ(hardware::ring_share(built, 8).per_flow_Bps, 32e9);
 }
 
 }  // namespace
