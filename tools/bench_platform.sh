@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Platform build benchmark: runs bench_platform_build for 64, 512, 4,096 and 16,384 GPUs (8 per
-# node), RUNS times each (default 3), one process per run, and prints the medians as a markdown
-# table (wall time of make_engine + Platform::build, and the process's peak RSS).
+# node; TOPOLOGY nvl72: 576, 4,608 and 16,416 GPUs in 72-GPU NVLink domains), RUNS times each
+# (default 3), one process per run, and prints the medians as a markdown table (wall time of
+# make_engine + Platform::build, and the process's peak RSS).
 #
 # usage: tools/bench_platform.sh [BUILD_DIR] [TOPOLOGY]
 #   BUILD_DIR  where bench_platform_build lives (default: build)
-#   TOPOLOGY   fat-tree | rail-optimized | shared (default: fat-tree)
+#   TOPOLOGY   fat-tree | rail-optimized | shared | nvl72 (default: fat-tree)
 #   RUNS=5 tools/bench_platform.sh   to change the number of runs
 set -euo pipefail
 
@@ -27,7 +28,9 @@ echo "Platform build, ${topology}, median of ${runs} runs ($(nproc) CPUs, $(date
 echo
 echo "| GPUs | nodes | switch levels | hosts | links | build (ms) | peak RSS (MB) |"
 echo "|---:|---:|---:|---:|---:|---:|---:|"
-for gpus in 64 512 4096 16384; do
+sizes="64 512 4096 16384"
+[[ "${topology}" == nvl72 ]] && sizes="576 4608 16416"
+for gpus in ${sizes}; do
   lines=()
   for ((i = 0; i < runs; i++)); do
     lines+=("$("${bench}" "${gpus}" "${topology}")")

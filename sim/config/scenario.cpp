@@ -102,7 +102,8 @@ const std::vector<std::string> kModelKeys = {"preset", "layers", "hidden",      
                                              "heads",  "kv_heads", "vocab",         "seq_len",
                                              "ffn",    "tied_embeddings", "learned_position_embedding",
                                              "dropout"};
-const std::vector<std::string> kClusterKeys = {"gpu", "nodes", "gpus_per_node", "intra_node", "inter_node", "platform"};
+const std::vector<std::string> kClusterKeys = {"gpu",        "nodes",    "gpus_per_node", "intra_node",
+                                               "inter_node", "platform", "nvlink_domain"};
 const std::vector<std::string> kGpuKeys = {"base",      "name",      "hbm",       "hbm_bandwidth",    "peak_bf16",
                                            "peak_fp16", "peak_fp8",  "peak_fp32", "nvlink_bandwidth", "pcie_bandwidth"};
 const std::vector<std::string> kIntraKeys = {"fabric",  "bandwidth", "latency", "pcie_switch_gpus", "pcie_switch_uplink",
@@ -357,6 +358,31 @@ class Reader {
     }
   }
 
+  // cluster.nvlink_domain: N GPUs on one NVLink switch system across N / gpus_per_node servers,
+  // folded into one simulated node of N GPUs (its NICs: every server's).
+  void read_nvlink_domain(const Field& f, hardware::ClusterSpec& c) {
+    const int64_t domain = detail::to_int(f, 1, 1 << 20);
+    if (domain == c.gpus_per_node) return;
+    if (c.intra_fabric != hardware::IntraFabric::kNvswitch)
+      fail(f.key_at, "cluster.nvlink_domain needs intra_node.fabric: nvswitch (the domain is one NVLink switch system), got " +
+                         std::string(hardware::to_string(c.intra_fabric)));
+    if (domain % c.gpus_per_node != 0)
+      fail(f.value_at, "cluster.nvlink_domain = " + str(domain) + " must be a multiple of cluster.gpus_per_node = " +
+                           str(c.gpus_per_node) + " (whole servers per domain)");
+    const int64_t servers = domain / c.gpus_per_node;
+    if (c.nodes % servers != 0)
+      fail(f.value_at, "cluster.nvlink_domain = " + str(domain) + " GPUs is " + str(servers) + " servers, which must divide cluster.nodes = " +
+                           str(c.nodes) + " (whole domains)");
+    notes_.push_back("cluster.nvlink_domain = " + str(domain) + ": " + str(c.nodes) + " servers of " + str(c.gpus_per_node) +
+                     " GPUs form " + str(c.nodes / servers) + " NVLink domains, each simulated as one " + str(domain) +
+                     "-GPU node (hosts gpu-<domain>-<gpu>)");
+    c.nvlink_domain = domain;
+    c.servers_per_domain = servers;
+    c.nodes /= servers;
+    c.gpus_per_node = domain;
+    c.nics_per_node *= servers;
+  }
+
   void read_cluster(const Block& top, hardware::ClusterSpec& c) {
     const Block b = required_block(top, "cluster", kClusterKeys);
     c.gpu = read_gpu(note(b.require("gpu")));
@@ -398,6 +424,7 @@ class Reader {
     c.oversubscription = 1.0;
     if (auto f = get(inter, "oversubscription")) c.oversubscription = detail::to_number(*f, 1, kInf);
 
+    if (auto f = get(b, "nvlink_domain")) read_nvlink_domain(*f, c);
     if (auto f = get(b, "platform")) {
       const std::string written = detail::to_text(*f);
       std::vector<std::filesystem::path> candidates = {written};

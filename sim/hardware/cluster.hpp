@@ -50,6 +50,11 @@ struct ClusterSpec {
   double inter_latency_s = 5e-6;
   double oversubscription = 1.0;       // >= 1; aggregation-layer oversubscription
   std::string platform_file;           // SimGrid XML replacing the builder; "" = build from this spec
+  // NVLink domain larger than a server (GB200 NVL72: 18 trays of 4 GPUs on one NVLink switch
+  // system): the loader folds the domain into one simulated node of nvlink_domain GPUs (nodes and
+  // gpus_per_node then count domains and their GPUs; servers_per_domain the trays). 0 = none.
+  int64_t nvlink_domain = 0;
+  int64_t servers_per_domain = 1;
 
   int64_t gpus() const { return nodes * gpus_per_node; }
   // Per-GPU share of the node's NIC bandwidth, per direction.

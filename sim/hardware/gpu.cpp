@@ -10,7 +10,7 @@ constexpr double kGB = 1e9;
 
 // Sources: ../shared/reference/hardware.yaml, entry gpus.<id> named on each row.
 // NVLink "per GPU" figures there are bidirectional totals; we store per direction (half).
-const std::array<GpuSpec, 7> kCatalog = {{
+const std::array<GpuSpec, 8> kCatalog = {{
     // gpus.A100-SXM4-40GB: 312 TF dense bf16/fp16, TF32 156, 40 GB, 1555 GB/s, NVLink3 600 GB/s total.
     {"a100-40gb", 40 * kGB, 1555 * kGB, 156 * kT, 312 * kT, 312 * kT, 0, 300 * kGB, 32 * kGB, "a100-40gb"},
     // gpus.A100-SXM4-80GB: 312 TF, 80 GB, 2039 GB/s, 600 GB/s NVLink total.
@@ -24,6 +24,11 @@ const std::array<GpuSpec, 7> kCatalog = {{
     {"h200", 141 * kGB, 4800 * kGB, 494.7 * kT, 989.4 * kT, 989.4 * kT, 1978.9 * kT, 450 * kGB, 64 * kGB, "h200"},
     // gpus."B200-HGX (1000 W)": 2250 TF bf16, 4500 fp8, TF32 1100, 180 GB usable, 8000 GB/s, NVLink5 1.8 TB/s total.
     {"b200", 180 * kGB, 8000 * kGB, 1100 * kT, 2250 * kT, 2250 * kT, 4500 * kT, 900 * kGB, 128 * kGB, "b200"},
+    // gpus."B200-in-GB200 (1200 W)": 2500 TF bf16, 5000 fp8, TF32 1250 (dense); HBM3e 8000 GB/s and
+    // NVLink5 1.8 TB/s total as B200-HGX; capacity 186 GB = NVIDIA's GB200 NVL72 rack figure (about
+    // 13.4 TB of HBM3e over 72 GPUs, via aiwiki.ai/wiki/nvidia_gb200_nvl72; unverified against the
+    // datasheet). The same Blackwell die as b200: its measured kernel tables apply (catalog "b200").
+    {"gb200", 186 * kGB, 8000 * kGB, 1250 * kT, 2500 * kT, 2500 * kT, 5000 * kT, 900 * kGB, 128 * kGB, "b200"},
     // gpus.MI300X: 192 GB HBM3 (hardware.yaml); peak FLOPs from AMD's datasheet (not collected in
     // hardware.yaml: unverified here): 1307.4 TF bf16 dense, 2614.9 fp8, 163.4 fp32, 5300 GB/s,
     // Infinity Fabric 896 GB/s aggregate (448 per direction), PCIe Gen5.

@@ -41,8 +41,12 @@ std::vector<Phase> plan_collective(CollectiveKind kind, const std::vector<int64_
   }
   const size_t q = by_node.begin()->second.size();  // members per node
   const size_t m = node_order.size();                // nodes
+  // Members unevenly spread (a stage whose GPUs straddle node boundaries, e.g. 64 per stage on
+  // 72-GPU NVLink domains): no per-rail rings; one ring through all, as NCCL would build.
+  bool even = true;
+  for (const auto& [node, members] : by_node) even = even && members.size() == q;
   std::vector<Phase> phases;
-  if (m == 1 || q == 1) {
+  if (m == 1 || q == 1 || !even) {
     std::vector<int64_t> all(ranks.size());
     for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int64_t>(i);
     Phase p;

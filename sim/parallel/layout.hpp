@@ -44,7 +44,7 @@ enum class CollectiveKind { kAllReduce, kReduceScatter, kAllGather };
 // Ring (one node or one member per node) or hierarchical (intra-node ring reduce-scatter, an
 // inter-node ring per local GPU index, intra-node all-gather: what NCCL's multi-channel rings
 // achieve on a rail-optimised fabric). `ranks` are global ranks in ring order.
-// REQUIRES: members spread evenly over their nodes (same count per node).
+// Members spread unevenly over their nodes get one ring through all of them.
 std::vector<Phase> plan_collective(CollectiveKind kind, const std::vector<int64_t>& ranks, const RankLayout& layout,
                                    double bytes);
 

@@ -1,6 +1,8 @@
 // bench_platform_build GPUS [TOPOLOGY]: builds one DGX H100-like platform of GPUS GPUs (8 per
 // node, NVSwitch, 8 x 400 Gbps NICs; TOPOLOGY fat-tree | rail-optimized | shared, default
-// fat-tree) in a fresh process, checks one inter-node transfer, and prints one line:
+// fat-tree), or with TOPOLOGY nvl72 a GB200 NVL72 cluster (72-GPU NVLink domains at 900 GB/s per
+// GPU, as cluster.nvlink_domain: 72 folds them; a 400 Gbps NIC per GPU, rail-optimised), in a
+// fresh process, checks one inter-node transfer, and prints one line:
 //   gpus=16384 nodes=2048 topology=fat-tree build_s=2.91 max_rss_mb=140.2 hosts=16384 links=...
 // build_s is the wall time of make_engine + Platform::build; max_rss_mb is getrusage's ru_maxrss
 // for the whole process (peak), after the build. tools/bench_platform.sh runs the sizes.
@@ -36,22 +38,28 @@ int main(int argc, char** argv) {
     return 2;
   }
   const long gpus = std::strtol(argv[1], nullptr, 10);
-  if (gpus < 8 || gpus % 8 != 0) {
-    std::fprintf(stderr, "bench_platform_build: GPUS must be a positive multiple of 8, got '%s'\n", argv[1]);
+  const std::string topology = argc > 2 ? argv[2] : "fat-tree";
+  const bool nvl72 = topology == "nvl72";
+  const long per_node = nvl72 ? 72 : 8;
+  if (gpus < per_node || gpus % per_node != 0) {
+    std::fprintf(stderr, "bench_platform_build: GPUS must be a positive multiple of %ld, got '%s'\n", per_node, argv[1]);
     return 2;
   }
-  const std::string topology = argc > 2 ? argv[2] : "fat-tree";
 
   trainsim::hardware::ClusterSpec c;
-  c.gpu = *trainsim::hardware::find_gpu("h100-sxm");
-  c.nodes = gpus / 8;
-  c.gpus_per_node = 8;
-  c.intra_bandwidth_Bps = 450e9;
+  c.gpu = *trainsim::hardware::find_gpu(nvl72 ? "gb200" : "h100-sxm");
+  c.nodes = gpus / per_node;
+  c.gpus_per_node = per_node;
+  c.intra_bandwidth_Bps = nvl72 ? 900e9 : 450e9;
   c.intra_latency_s = 1e-6;
-  c.topology = parse_topology(topology);
+  c.topology = nvl72 ? trainsim::hardware::Topology::kRailOptimized : parse_topology(topology);
   c.nic_bandwidth_Bps = 50e9;
-  c.nics_per_node = 8;
+  c.nics_per_node = per_node;
   c.inter_latency_s = 5e-6;
+  if (nvl72) {
+    c.nvlink_domain = 72;
+    c.servers_per_domain = 18;
+  }
 
   const auto t0 = std::chrono::steady_clock::now();
   auto engine = trainsim::platform::make_engine(argv[0]);
@@ -64,7 +72,7 @@ int main(int argc, char** argv) {
 
   // One transfer first node -> last node (the longest path) to check the platform works.
   const double bytes = 1e9;
-  auto comm = simgrid::s4u::Comm::sendto_async(platform->gpu(0, 0), platform->gpu(c.nodes - 1, 7),
+  auto comm = simgrid::s4u::Comm::sendto_async(platform->gpu(0, 0), platform->gpu(c.nodes - 1, per_node - 1),
                                                static_cast<uint64_t>(bytes));
   engine->run();
   const double expected = c.inter_latency_s + bytes / c.nic_bandwidth_Bps;

@@ -344,9 +344,9 @@ TEST(ScenarioErrors, NonFiniteAndHugeValues) {
 TEST(ScenarioErrors, GpuCatalog) {
   EXPECT_EQ(error_of(with("  gpu: h100-sxm", "  gpu: h100-sx")),
             "t.yaml:9:8: unknown GPU 'h100-sx' (did you mean 'h100-sxm'?); known GPUs: a100-40gb, a100-80gb, h100-sxm, "
-            "h100-pcie, h200, b200, mi300x");
+            "h100-pcie, h200, b200, gb200, mi300x");
   EXPECT_EQ(error_of(with("  gpu: h100-sxm", "  gpu: tpu")),
-            "t.yaml:9:8: unknown GPU 'tpu'; known GPUs: a100-40gb, a100-80gb, h100-sxm, h100-pcie, h200, b200, mi300x");
+            "t.yaml:9:8: unknown GPU 'tpu'; known GPUs: a100-40gb, a100-80gb, h100-sxm, h100-pcie, h200, b200, gb200, mi300x");
   EXPECT_EQ(error_of(with("  gpu: h100-sxm", "  gpu: a100-80gb") + "  precision: fp8\n"),
             "t.yaml:18:14: training.precision: GPU 'a100-80gb' has no fp8 peak");
   EXPECT_EQ(error_of(with("  gpu: h100-sxm", "  gpu: h100-pcie\n  intra_node: {fabric: nvswitch}")),
@@ -712,6 +712,42 @@ TEST(ScenarioErrors, PcieTree) {
   EXPECT_EQ(error_of(with("  gpus_per_node: 8", "  gpus_per_node: 3\n  intra_node: {fabric: nvlink-bridge, bandwidth: 300GBps}",
                           with("  gpu: h100-sxm", "  gpu: h100-pcie"))),
             "t.yaml:12:24: cluster.intra_node.fabric: nvlink-bridge joins GPUs in pairs; gpus_per_node = 3 is odd");
+}
+
+}  // namespace
+}  // namespace trainsim::config
+
+namespace trainsim::config {
+namespace {
+
+TEST(LoadScenario, NvlinkDomainFoldsServersIntoOneNode) {
+  // 36 trays of 4 GB200 GPUs in 72-GPU NVLink domains: 2 simulated nodes of 72 GPUs, every tray's
+  // 4 NICs kept (72 per domain), TP up to the domain allowed.
+  const std::string yaml = with("  gpu: h100-sxm", "  gpu: gb200",
+                                with("  nodes: 2", "  nodes: 36\n  nvlink_domain: 72",
+                                     with("  gpus_per_node: 8", "  gpus_per_node: 4\n  inter_node: {nics_per_node: 4}",
+                                          with("  tp: 2", "  tp: 8",
+                                               with("  dp: 4", "  dp: 9", with("  global_batch: 64", "  global_batch: 72"))))));
+  const Scenario sc = load_scenario_text(yaml, "t.yaml");
+  EXPECT_EQ(sc.cluster.nodes, 2);
+  EXPECT_EQ(sc.cluster.gpus_per_node, 72);
+  EXPECT_EQ(sc.cluster.nics_per_node, 72);
+  EXPECT_EQ(sc.cluster.servers_per_domain, 18);
+  EXPECT_DOUBLE_EQ(sc.cluster.intra_bandwidth_Bps, 900e9);  // catalog gb200: NVLink5 1.8 TB/s total
+  ASSERT_GE(sc.notes.size(), 2u);
+  EXPECT_EQ(sc.notes[1], "cluster.nvlink_domain = 72: 36 servers of 4 GPUs form 2 NVLink domains, each simulated as one "
+                         "72-GPU node (hosts gpu-<domain>-<gpu>)");
+}
+
+TEST(ScenarioErrors, NvlinkDomain) {
+  EXPECT_EQ(error_of(with("  nodes: 2", "  nodes: 2\n  nvlink_domain: 12")),
+            "t.yaml:11:18: cluster.nvlink_domain = 12 must be a multiple of cluster.gpus_per_node = 8 (whole servers per "
+            "domain)");
+  EXPECT_EQ(error_of(with("  nodes: 2", "  nodes: 2\n  nvlink_domain: 24")),
+            "t.yaml:11:18: cluster.nvlink_domain = 24 GPUs is 3 servers, which must divide cluster.nodes = 2 (whole domains)");
+  EXPECT_EQ(error_of(with("  nodes: 2", "  nodes: 2\n  nvlink_domain: 16\n  intra_node: {fabric: pcie}")),
+            "t.yaml:11:3: cluster.nvlink_domain needs intra_node.fabric: nvswitch (the domain is one NVLink switch system), "
+            "got pcie");
 }
 
 }  // namespace

@@ -48,6 +48,22 @@ TEST(LayoutTest, HierarchicalAllReduceWhenSeveralMembersPerNode) {
   EXPECT_DOUBLE_EQ(phases[2][0].bytes, 600.0);
 }
 
+TEST(LayoutTest, MembersStraddlingNodesGetOneRing) {
+  // TP8 x DP8 = 64 GPUs per stage on 72-GPU NVLink domains: stage 1's DP group has 1 member in
+  // domain 0 (GPU 64) and 7 in domain 1, so no per-rail rings: one ring of 8 through all members,
+  // each edge 2(n-1)/n S = 2 x 7/8 x 800 = 1400 bytes (it crashed before: rails past the short node).
+  model::ParallelSpec p;
+  p.tp = 8; p.dp = 8; p.pp = 9;
+  RankLayout l(p, 72);
+  const auto g = l.dp_group(1);
+  ASSERT_EQ(l.node(g[0]), 0);
+  ASSERT_EQ(l.node(g[1]), 1);
+  const auto phases = plan_collective(CollectiveKind::kAllReduce, g, l, 800.0);
+  ASSERT_EQ(phases.size(), 1u);
+  ASSERT_EQ(phases[0].size(), 8u);
+  EXPECT_DOUBLE_EQ(phases[0][0].bytes, 1400.0);
+}
+
 TEST(LayoutTest, SingleMemberGroupHasNoPhases) {
   model::ParallelSpec p;
   p.tp = 8;
