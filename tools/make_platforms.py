@@ -126,7 +126,7 @@ def hgx_h100_pcie():
     z = Zone("hgx-h100-pcie")
     for g in range(8):
         z.host(f"gpu-0-{g}", 756)
-    pcie_tree_node(z, 8, 4, 2, 64, 64, 32, 1)
+    pcie_tree_node(z, 8, 4, 2, 64, 64, 22, 1)
     write("hgx-h100-pcie.xml", header(
         "One dual-socket server with 8 H100 PCIe GPUs and no NVLink (a PCIe tree).",
         """
@@ -134,33 +134,36 @@ Host speed = the H100 PCIe dense bf16 peak, 756 TFLOP/s (trainsim catalog h100-p
 Each socket's root complex has one PCIe Gen5 switch with 4 GPUs under it ("dual root"):
   pcie-0-<g>         the GPU's x16 Gen5 link to its switch, 64 GB/s per direction, 0.5 us
   pcie-switch-0-<s>  the switch's x16 Gen5 uplink to its socket, 64 GB/s per direction
-  socket-link-0      the CPU interconnect between the sockets, 32 GB/s per direction
-                     (ILLUSTRATIVE: set it from your CPUs' UPI / Infinity Fabric figure)
+  socket-link-0      the CPU interconnect between the sockets, 22 GB/s per direction: what NCCL
+                     assumes for Sapphire Rapids UPI (NVIDIA/nccl src/graph/topo.h, SRP_QPI_BW
+                     22.0; Emerald Rapids 40, AMD 16); set your CPUs' figure
 Two GPUs under one switch talk at x16 speed; across sockets every ring flow also crosses the
-socket link, which then limits a TP8 ring to 32 GB/s per flow (4 GPUs: 64 GB/s).
+socket link, which then limits a TP8 ring to 22 GB/s per flow (4 GPUs: 64 GB/s). For scale: NCCL's
+developers read 28 GB/s all-reduce bus bandwidth on 8 PCIe GPUs over 2 Xeon 8480+ as "8 flows at
+28GB/s in both directions" (NVIDIA/nccl issue 1639).
 """,
         """cluster: {gpu: h100-pcie, nodes: 1, gpus_per_node: 8,
           intra_node: {fabric: pcie, bandwidth: "64GBps", latency: "1us", pcie_switch_gpus: 4,
-                       sockets: 2, inter_socket_bandwidth: "32GBps"}}""") + z.xml())
+                       sockets: 2, inter_socket_bandwidth: "22GBps"}}""") + z.xml())
 
 
 def h100_pcie_nvlink_pairs():
     z = Zone("h100-pcie-nvlink-pairs")
     for g in range(8):
         z.host(f"gpu-0-{g}", 756)
-    pcie_tree_node(z, 8, 4, 2, 64, 64, 32, 1, bridges_gbps=300)
+    pcie_tree_node(z, 8, 4, 2, 64, 64, 22, 1, bridges_gbps=300)
     write("h100-pcie-nvlink-pairs.xml", header(
         "One dual-socket server with 8 H100 PCIe GPUs bridged in pairs by NVLink (H100 NVL style).",
         """
 The PCIe tree of hgx-h100-pcie.xml, plus an NVLink bridge between GPUs 2p and 2p+1:
-  nvlink-bridge-0-<p>  300 GB/s per direction (ILLUSTRATIVE: NVIDIA quotes 600 GB/s
-                       bidirectional for the H100 NVL bridge set), 1 us
+  nvlink-bridge-0-<p>  300 GB/s per direction: the H100 NVL's "NVLink: 600GB/s" (NVIDIA H100
+                       datasheet) over its bridges, both directions; 1 us
 TP2 inside a pair runs on NVLink (and may overlap with userbuffers); TP4 and TP8 rings leave the
 pairs over PCIe, where the switch uplinks and the socket link limit them.
 """,
         """cluster: {gpu: h100-pcie, nodes: 1, gpus_per_node: 8,
           intra_node: {fabric: nvlink-bridge, bandwidth: "300GBps", latency: "1us",
-                       pcie_switch_gpus: 4, sockets: 2, inter_socket_bandwidth: "32GBps"}}""") + z.xml())
+                       pcie_switch_gpus: 4, sockets: 2, inter_socket_bandwidth: "22GBps"}}""") + z.xml())
 
 
 def gb200_nvl72():

@@ -2,31 +2,33 @@
 
 #include <algorithm>
 #include <limits>
-#include <map>
 #include <utility>
 
 namespace trainsim::hardware {
 
-namespace {
-
-std::string num(int64_t v) { return std::to_string(v); }
-
-}  // namespace
+std::string IntraLink::name(int64_t node) const {
+  std::string n = std::string(stem) + "-" + std::to_string(node);
+  if (index >= 0) n += "-" + std::to_string(index);
+  if (dir != nullptr) n += std::string("_") + dir;
+  return n;
+}
 
 IntraNodePlan plan_intra_node(const ClusterSpec& c) {
   IntraNodePlan p;
   p.cluster = &c;
   p.gpus = c.gpus_per_node;
-  auto add = [&p](std::string stem, std::string tail, double bw, double lat) {
-    p.links.push_back({std::move(stem), std::move(tail), bw, lat});
+  p.links.reserve(static_cast<size_t>(4 * c.gpus_per_node + 8));
+  auto add = [&p](const char* stem, int64_t index, const char* dir, double bw, double lat) {
+    const bool nvlink = stem[0] == 'n';  // "nvlink", "nvlink-bridge"
+    p.links.push_back({stem, index, dir, bw, lat, nvlink});
     return static_cast<int>(p.links.size()) - 1;
   };
   const int64_t g_count = c.gpus_per_node;
   if (c.intra_fabric == IntraFabric::kNvswitch) {
     p.first_port = static_cast<int>(p.links.size());
     for (int64_t g = 0; g < g_count; ++g) {
-      add("nvlink", "-" + num(g) + "_UP", c.intra_bandwidth_Bps, c.intra_latency_s / 2);
-      add("nvlink", "-" + num(g) + "_DOWN", c.intra_bandwidth_Bps, c.intra_latency_s / 2);
+      add("nvlink", g, "UP", c.intra_bandwidth_Bps, c.intra_latency_s / 2);
+      add("nvlink", g, "DOWN", c.intra_bandwidth_Bps, c.intra_latency_s / 2);
     }
     return p;
   }
@@ -34,31 +36,31 @@ IntraNodePlan plan_intra_node(const ClusterSpec& c) {
   if (bridge) {
     p.first_bridge = static_cast<int>(p.links.size());
     for (int64_t pair = 0; pair < g_count / 2; ++pair) {
-      add("nvlink-bridge", "-" + num(pair) + "_UP", c.intra_bandwidth_Bps, c.intra_latency_s);
-      add("nvlink-bridge", "-" + num(pair) + "_DOWN", c.intra_bandwidth_Bps, c.intra_latency_s);
+      add("nvlink-bridge", pair, "UP", c.intra_bandwidth_Bps, c.intra_latency_s);
+      add("nvlink-bridge", pair, "DOWN", c.intra_bandwidth_Bps, c.intra_latency_s);
     }
   }
   // The PCIe side: a GPU's own link is intra_bandwidth on pcie, the catalog x16 rate beside a bridge.
   const double gpu_link = bridge ? c.gpu.pcie_bandwidth_Bps : c.intra_bandwidth_Bps;
   if (c.gpus_per_pcie_switch <= 0) {
-    p.host_bridge = add("pcie", "", gpu_link, c.intra_latency_s);
+    p.host_bridge = add("pcie", -1, nullptr, gpu_link, c.intra_latency_s);
     return p;
   }
   p.switches = g_count / c.gpus_per_pcie_switch;
   p.first_gpu_link = static_cast<int>(p.links.size());
   for (int64_t g = 0; g < g_count; ++g) {
-    add("pcie", "-" + num(g) + "_UP", gpu_link, c.intra_latency_s / 2);
-    add("pcie", "-" + num(g) + "_DOWN", gpu_link, c.intra_latency_s / 2);
+    add("pcie", g, "UP", gpu_link, c.intra_latency_s / 2);
+    add("pcie", g, "DOWN", gpu_link, c.intra_latency_s / 2);
   }
   const double uplink = c.pcie_switch_uplink_Bps > 0 ? c.pcie_switch_uplink_Bps : gpu_link;
   p.first_switch_link = static_cast<int>(p.links.size());
   for (int64_t s = 0; s < p.switches; ++s) {
-    add("pcie-switch", "-" + num(s) + "_UP", uplink, 0);
-    add("pcie-switch", "-" + num(s) + "_DOWN", uplink, 0);
+    add("pcie-switch", s, "UP", uplink, 0);
+    add("pcie-switch", s, "DOWN", uplink, 0);
   }
   if (c.sockets == 2) {
-    p.socket_link = add("socket-link", "_UP", c.inter_socket_Bps, 0);
-    add("socket-link", "_DOWN", c.inter_socket_Bps, 0);
+    p.socket_link = add("socket-link", -1, "UP", c.inter_socket_Bps, 0);
+    add("socket-link", -1, "DOWN", c.inter_socket_Bps, 0);
   }
   return p;
 }
@@ -88,6 +90,9 @@ std::vector<int> IntraNodePlan::route(int64_t a, int64_t b) const {
 RingShare ring_share(const ClusterSpec& c, int64_t n, int64_t stride) {
   for (const RingShareEntry& e : c.ring_shares)
     if (e.n == n && e.stride == stride) return {e.per_flow_Bps, e.latency_s, e.nvlink_only};
+  // NVSwitch: every flow has its sender's port and its receiver's to itself (the general count
+  // below gives the same; this is the hot path of every pipeline send's cost).
+  if (c.intra_fabric == IntraFabric::kNvswitch) return {c.intra_bandwidth_Bps, c.intra_latency_s, true};
   const IntraNodePlan plan = plan_intra_node(c);
   const int64_t g_count = c.gpus_per_node;
   const int64_t span = n * stride;
@@ -96,10 +101,11 @@ RingShare ring_share(const ClusterSpec& c, int64_t n, int64_t stride) {
     for (int64_t o = 0; o < stride; ++o)
       for (int64_t m = 0; m < n; ++m) flows.emplace_back(base + o + m * stride, base + o + ((m + 1) % n) * stride);
   std::vector<std::vector<int>> routes;
-  std::map<int, int> crossing;
+  routes.reserve(flows.size());
+  std::vector<int> crossing(plan.links.size(), 0);
   for (const auto& [a, b] : flows) {
     routes.push_back(plan.route(a, b));
-    for (int l : routes.back()) ++crossing[l];
+    for (int l : routes.back()) ++crossing[static_cast<size_t>(l)];
   }
   RingShare s;
   s.per_flow_Bps = std::numeric_limits<double>::infinity();
@@ -107,9 +113,9 @@ RingShare ring_share(const ClusterSpec& c, int64_t n, int64_t stride) {
     double lat = 0;
     for (int l : r) {
       const IntraLink& link = plan.links[static_cast<size_t>(l)];
-      s.per_flow_Bps = std::min(s.per_flow_Bps, link.bandwidth_Bps / crossing[l]);
+      s.per_flow_Bps = std::min(s.per_flow_Bps, link.bandwidth_Bps / crossing[static_cast<size_t>(l)]);
       lat += link.latency_s;
-      if (link.stem != "nvlink" && link.stem != "nvlink-bridge") s.nvlink_only = false;
+      if (!link.nvlink) s.nvlink_only = false;
     }
     s.latency_s = std::max(s.latency_s, lat);
   }
@@ -117,7 +123,7 @@ RingShare ring_share(const ClusterSpec& c, int64_t n, int64_t stride) {
 }
 
 double pair_Bps(const ClusterSpec& cluster) {
-  if (cluster.gpus_per_node < 2) return cluster.intra_bandwidth_Bps;
+  if (cluster.gpus_per_node < 2 || cluster.intra_fabric == IntraFabric::kNvswitch) return cluster.intra_bandwidth_Bps;
   const IntraNodePlan plan = plan_intra_node(cluster);
   double bw = std::numeric_limits<double>::infinity();
   for (int l : plan.route(0, 1)) bw = std::min(bw, plan.links[static_cast<size_t>(l)].bandwidth_Bps);
@@ -125,6 +131,7 @@ double pair_Bps(const ClusterSpec& cluster) {
 }
 
 double inter_gpu_Bps(const ClusterSpec& cluster) {
+  if (cluster.gpus_per_pcie_switch <= 0) return cluster.nic_bandwidth_per_gpu_Bps();
   const IntraNodePlan plan = plan_intra_node(cluster);
   double bw = cluster.nic_bandwidth_per_gpu_Bps();
   if (plan.first_gpu_link >= 0) bw = std::min(bw, plan.links[static_cast<size_t>(plan.first_gpu_link)].bandwidth_Bps);
@@ -132,6 +139,7 @@ double inter_gpu_Bps(const ClusterSpec& cluster) {
 }
 
 double inter_path_latency_s(const ClusterSpec& cluster) {
+  if (cluster.gpus_per_pcie_switch <= 0) return cluster.inter_latency_s;
   const IntraNodePlan plan = plan_intra_node(cluster);
   double lat = cluster.inter_latency_s;
   if (plan.first_gpu_link >= 0) lat += 2 * plan.links[static_cast<size_t>(plan.first_gpu_link)].latency_s;

@@ -27,10 +27,13 @@
 namespace trainsim::hardware {
 
 struct IntraLink {
-  std::string stem;   // SimGrid name = stem + "-" + node + tail, e.g. "nvlink" "-3_UP"
-  std::string tail;
+  const char* stem = "";     // SimGrid name: stem-<node>[-<index>][_<dir>], e.g. nvlink-0-3_UP
+  int64_t index = -1;        // -1: none (pcie-<node>, socket-link-<node>_UP)
+  const char* dir = nullptr; // "UP", "DOWN" or none
   double bandwidth_Bps = 0;
   double latency_s = 0;
+  bool nvlink = false;       // an NVLink (NVSwitch port or bridge)
+  std::string name(int64_t node) const;
 };
 
 struct IntraNodePlan {

@@ -50,7 +50,7 @@ void TreeZone::populate() {
   for (int64_t node = 0; node < plan_.nodes; ++node)
     for (const hardware::IntraLink& l : intra_.links)
       intra_links_.push_back(
-          z->create_link(l.stem + "-" + std::to_string(node) + l.tail, l.bandwidth_Bps)->set_latency(l.latency_s));
+          z->create_link(l.name(node), l.bandwidth_Bps)->set_latency(l.latency_s));
 
   // Inter-node tree: level k's links join each element below switch level k to its switch.
   const size_t levels = plan_.levels.size();

@@ -133,16 +133,16 @@ TEST(PlatformTruth, HalvedPcieBridgeIsTheSameAsHalvedPcieBandwidth) {
 }
 
 TEST(PlatformTruth, NarrowerPcieSwitchUplinksAreTheSameAsInTheScenario) {
-  // hgx-h100-pcie.xml (a Gen5 switch of 4 GPUs per socket, 32 GB/s between sockets) with the switch
+  // hgx-h100-pcie.xml (a Gen5 switch of 4 GPUs per socket, 22 GB/s between sockets) with the switch
   // uplinks cut from 64 to 16 GB/s, below the socket link, so that they limit the TP8 ring: the
   // same step as the scenario's tree with pcie_switch_uplink: 16GBps.
   Cluster tree;
   tree.gpu = "h100-pcie";
   tree.nodes = "1";
   tree.fabric = "pcie";
-  tree.intra = R"(64GBps", pcie_switch_gpus: 4, sockets: 2, inter_socket_bandwidth: "32GBps)";
+  tree.intra = R"(64GBps", pcie_switch_gpus: 4, sockets: 2, inter_socket_bandwidth: "22GBps)";
   Cluster narrow = tree;
-  narrow.intra = R"(64GBps", pcie_switch_gpus: 4, pcie_switch_uplink: "16GBps", sockets: 2, inter_socket_bandwidth: "32GBps)";
+  narrow.intra = R"(64GBps", pcie_switch_gpus: 4, pcie_switch_uplink: "16GBps", sockets: 2, inter_socket_bandwidth: "22GBps)";
   const std::string xml = std::string(TRAINSIM_SOURCE_DIR) + "/platforms/hgx-h100-pcie.xml";
   const std::string file = write("uplink.xml", replaced(replaced(read(xml), R"(id="pcie-switch-0-0" bandwidth="64GBps")",
                                                                  R"(id="pcie-switch-0-0" bandwidth="16GBps")"),
@@ -154,7 +154,7 @@ TEST(PlatformTruth, NarrowerPcieSwitchUplinksAreTheSameAsInTheScenario) {
   const auto b = run_json("uplink-built", narrow);
   const auto wide = run_json("uplink-wide", tree);
   EXPECT_DOUBLE_EQ(step_s(f), step_s(b));
-  EXPECT_GT(step_s(b), 1.2 * step_s(wide));  // the uplinks now limit TP: 16 instead of 32 GB/s per flow
+  EXPECT_GT(step_s(b), 1.1 * step_s(wide));  // the uplinks now limit TP: 16 instead of 22 GB/s per flow
   ASSERT_TRUE(f.contains("platform_overrides"));
   EXPECT_EQ(f["platform_overrides"][0]["field"], "cluster.intra_node ring share per flow (GPUs in the ring: bandwidth)");
 }

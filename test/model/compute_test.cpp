@@ -257,9 +257,10 @@ TEST(LayerTime, TpOverPcieCostsWhatTheBridgeImplies) {
 }
 
 // Issue 15: the same TP8 layer on a dual-root PCIe tree (platforms/hgx-h100-pcie.xml: a Gen5 switch
-// of 4 GPUs under each socket, x16 links of 64 GB/s, 32 GB/s between the sockets). The TP8 ring
-// crosses the socket link once each way, so each flow gets 32 GB/s (the route's narrowest link, used
-// by one flow per direction): alpha-beta (7/8) S / (r x 32e9), 4x less than through one bridge.
+// of 4 GPUs under each socket, x16 links of 64 GB/s, 22 GB/s between the sockets: NCCL's Sapphire
+// Rapids UPI figure). The TP8 ring crosses the socket link once each way, so each flow gets 22 GB/s
+// (the route's narrowest link, one flow per direction): alpha-beta (7/8) S / (r x 22e9), 2.75x less
+// than through one 64 GB/s bridge shared by 8 flows.
 TEST(LayerTime, TpOverAPcieTreeCostsItsNarrowestRouteLink) {
   const ModelSpec m = *find_model_preset("gpt3-175b");
   ParallelSpec p;
@@ -274,11 +275,11 @@ TEST(LayerTime, TpOverAPcieTreeCostsItsNarrowestRouteLink) {
   tree.intra_bandwidth_Bps = 64e9;
   tree.gpus_per_pcie_switch = 4;
   tree.sockets = 2;
-  tree.inter_socket_Bps = 32e9;
+  tree.inter_socket_Bps = 22e9;
   const double s = 2048.0 * 12288 * 2;
   const double f = std::log(s / 16777216.0) / std::log(4.0);
   const double r = 0.909 + f * (0.935 - 0.909);
-  const double ab = 7.0 / 8 * s / (r * 32e9);
+  const double ab = 7.0 / 8 * s / (r * 22e9);
   EXPECT_NEAR(intra_collective_time_s(tree, collectives::Kind::kAllGather, 8, s), ab, 1e-9 * ab);
   // TP4 stays under one switch: its GPUs' own x16 links, 64 GB/s per flow.
   EXPECT_NEAR(intra_collective_time_s(tree, collectives::Kind::kAllGather, 4, s), 3.0 / 4 * s / (r * 64e9), 1e-9 * ab);
