@@ -159,6 +159,30 @@ TEST(PlatformTruth, NarrowerPcieSwitchUplinksAreTheSameAsInTheScenario) {
   EXPECT_EQ(f["platform_overrides"][0]["field"], "cluster.intra_node ring share per flow (GPUs in the ring: bandwidth)");
 }
 
+TEST(PlatformTruth, Tp8OnAPcieServerIsInterconnectBoundByItsExposedTpTime) {
+  // GPT-3 175B layers, TP8, on 8 H100 PCIe: hgx-h100-pcie.xml (no NVLink: PCIe tree, 22 GB/s
+  // between sockets) against the same GPUs on NVSwitch. The step grows by the exposed TP time and
+  // nothing else (the GEMMs are the same), and the report names the interconnect.
+  Cluster pcie;
+  pcie.gpu = "h100-pcie";
+  pcie.nodes = "1";
+  pcie.platform = std::string(TRAINSIM_SOURCE_DIR) + "/platforms/hgx-h100-pcie.xml";
+  pcie.fabric = "pcie";
+  pcie.intra = R"(64GBps", pcie_switch_gpus: 4, sockets: 2, inter_socket_bandwidth: "22GBps)";
+  Cluster nv = pcie;
+  nv.platform.clear();
+  nv.fabric = "nvswitch";
+  nv.intra = "450GBps";
+  const auto p = run_json("tp8-pcie", pcie);
+  const auto n = run_json("tp8-nvswitch", nv);
+  EXPECT_FALSE(p.contains("platform_overrides"));  // the scenario states the file's tree
+  const double tp_p = p["breakdown_s"]["tp_comm"].get<double>(), tp_n = n["breakdown_s"]["tp_comm"].get<double>();
+  EXPECT_NEAR(step_s(p) - step_s(n), tp_p - tp_n, 0.01 * (tp_p - tp_n));
+  EXPECT_GT(tp_p, 10 * tp_n);
+  EXPECT_EQ(p["bottleneck"], "interconnect");
+  EXPECT_NE(n["bottleneck"], "interconnect");
+}
+
 TEST(PlatformTruth, APcieFileOverridesAnNvswitchScenarioAndSaysSo) {
   // The scenario says NVSwitch at 450 GB/s; the file has one PCIe bridge: TP8 costs what the
   // bridge gives (the same as a pcie scenario), and the console names both overrides.
