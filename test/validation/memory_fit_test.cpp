@@ -41,8 +41,8 @@ TEST(MemoryFit, EveryRunThatReallyTrainedIsPredictedToFit) {
     EXPECT_TRUE(fits) << r.id << ": " << mb.total() / 1e9 << " GB of " << cap / 1e9 << " GB";
     fit += fits;
   }
-  EXPECT_EQ(rows, 77);
-  EXPECT_EQ(fit, 75);
+  EXPECT_EQ(rows, 95);
+  EXPECT_EQ(fit, 93);
 }
 
 }  // namespace

@@ -46,10 +46,10 @@
 //    h200, "H100" -> h100-sxm. torchtitan's Grand Teton H100 (96 GB HBM2e, capped at 500 W) has no
 //    catalog entry and no published peak: those rows are skipped (unknown GPU).
 //  - A multi-node row whose source prints no network (nanotron) cannot be costed: skipped.
-//  - Attention kernel: FA1-class for llm-foundry (its benchmark tables ran attn_impl 'triton', the
+//  - Attention kernel: FA1-class for llm-foundry (its 2023 benchmark tables ran attn_impl 'triton', the
 //    2022 Triton FlashAttention: submit_benchmarks.py default, not overridden in sweep.sh; its
 //    docstring puts it slightly below FlashAttention-1 forward + backward: kernels.yaml
-//    fa1-for-triton), FA2 for nanotron and torchtitan (flash-attn 2 / SDPA) and for
+//    fa1-for-triton; a row printing attn_impl flash, the 2024 large-scale table's sweep.py, FA2), FA2 for nanotron and torchtitan (flash-attn 2 / SDPA) and for
 //    Llama 3 (the paper names no kernel; its pre-training ran before FlashAttention-3 was published,
 //    arXiv:2407.08608, July 2024), the GPU's default (FA3-class on Hopper) for the Megatron-based
 //    stacks.
@@ -69,7 +69,7 @@
 //    zero 2 with overlapped reduce-scatter, sequence parallel when tp > 1 (not printed; 405B without
 //    recompute needs it), flash attention on, no TP comm overlap (not printed).
 //  - llm-foundry: MPT = GPT (gelu, ffn 4h, learned positions, embeddings tied: the printed NumParams
-//    count one V x h matrix), vocab 50368 when absent; FSDP FULL_SHARD = zero 3 (overlapped); flash
+//    count one V x h matrix), vocab 50368 when absent; FSDP FULL_SHARD = zero 3, SHARD_GRAD_OP = zero 2 (overlapped); flash
 //    attention on; activation checkpointing as printed (full / none); bf16 unless "fp8"; tp = 1, so
 //    no TP settings.
 //  - torchtitan: Llama flavours (dims as printed, fill_llama when absent); seq_len 8192 when not
@@ -365,7 +365,9 @@ inline std::vector<MoreRun> load_more_runs(const std::string& path, std::vector<
     // backend (FlashAttention-2), Llama 3 FA2-class; the Megatron/NeMo/TE stacks (Megatron-Core r0.8,
     // Nemotron-4) the generation's default (cuDNN fused attention, FA3-class, on Hopper).
     if (fam == "nanotron" || fam == "torchtitan" || fam == "llama3") r.train.attention_kernel = "fa2";
-    if (fam == "llm-foundry") r.train.attention_kernel = "fa1";  // attn_impl triton (kernels.yaml fa1-for-triton)
+    // llm-foundry: attn_impl triton (kernels.yaml fa1-for-triton) unless the row prints flash (the
+    // 2024 large-scale table's sweep.py: flash-attn 2.4.2, FA2).
+    if (fam == "llm-foundry") r.train.attention_kernel = contains(lower(text(par["attn_impl"])), "flash") ? "fa2" : "fa1";
 
     // Pipeline schedule: interleaved only where printed.
     auto vpp = number(par["virtual_pp"]);
@@ -403,7 +405,7 @@ inline std::vector<MoreRun> load_more_runs(const std::string& path, std::vector<
       r.train.tp_comm_overlap = false;
     } else if (fam == "llm-foundry") {
       r.par.recompute = printed_recompute;
-      r.par.zero = 3;  // FSDP FULL_SHARD
+      r.par.zero = contains(zero_text, "SHARD_GRAD_OP") ? 2 : 3;  // FSDP SHARD_GRAD_OP / FULL_SHARD
       r.par.overlap_grad_reduce = true;
       // composer's FSDP mixed_precision as the row prints it (composer/trainer/dist_strategy.py,
       // get_mixed_precision): "DEFAULT" reduces in float32, "PURE" in the 16-bit precision; a row
