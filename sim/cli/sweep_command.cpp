@@ -91,7 +91,7 @@ SweepPlan plan_sweep(const SweepOptions& opt) {
   for (size_t i = 0; i < nodes.size(); ++i) {
     Point& pt = plan.points[i];
     pt.nodes = nodes[i];
-    const int64_t gpus = nodes[i] * base.cluster.gpus_per_node;
+    const int64_t gpus = nodes[i] * base.cluster.gpus_per_server();
     if (gpus % per_replica != 0) {
       pt.reason = std::to_string(gpus) + " GPUs do not hold whole replicas of tp*pp*cp = " + std::to_string(per_replica);
       continue;
@@ -240,12 +240,12 @@ int sweep_command(const SweepOptions& opt, const char* argv0) {
                 "tokens/s", "TFLOP/s", "eff", "comm", "bubble", "sync", "bottleneck");
   table += buf;
   for (const auto& pt : points) {
-    nlohmann::json j = {{"nodes", pt.nodes}, {"gpus", pt.nodes * base.cluster.gpus_per_node}, {"dp", pt.dp},
+    nlohmann::json j = {{"nodes", pt.nodes}, {"gpus", pt.nodes * base.cluster.gpus_per_server()}, {"dp", pt.dp},
                         {"global_batch", pt.global_batch}, {"feasible", pt.ok}};
     if (!pt.ok) {
       j["reason"] = pt.reason;
       std::snprintf(buf, sizeof buf, "  %7lld %7lld %6lld  infeasible: %s\n", static_cast<long long>(pt.nodes),
-                    static_cast<long long>(pt.nodes * base.cluster.gpus_per_node), static_cast<long long>(pt.dp), pt.reason.c_str());
+                    static_cast<long long>(pt.nodes * base.cluster.gpus_per_server()), static_cast<long long>(pt.dp), pt.reason.c_str());
       table += buf;
       jpoints.push_back(j);
       continue;
@@ -253,8 +253,8 @@ int sweep_command(const SweepOptions& opt, const char* argv0) {
     const auto& r = pt.report;
     const double step = r["step_time_s"]["mean"].get<double>();
     const double tps = r["tokens_per_s"].get<double>();
-    const double gpus = static_cast<double>(pt.nodes * base.cluster.gpus_per_node);
-    const double ref_gpus = static_cast<double>(ref->nodes * base.cluster.gpus_per_node);
+    const double gpus = static_cast<double>(pt.nodes * base.cluster.gpus_per_server());
+    const double ref_gpus = static_cast<double>(ref->nodes * base.cluster.gpus_per_server());
     const double eff = (tps / gpus) / (ref->report["tokens_per_s"].get<double>() / ref_gpus);
     const double comm = r["breakdown_s"]["exposed_comm"].get<double>() / step;
     const double bubble = r["breakdown_s"]["bubble"].get<double>() / step;

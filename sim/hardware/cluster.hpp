@@ -1,6 +1,7 @@
 // The cluster a run lives on: GPUs per node, the intra-node fabric, the inter-node network.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -57,6 +58,8 @@ struct ClusterSpec {
   int64_t servers_per_domain = 1;
 
   int64_t gpus() const { return nodes * gpus_per_node; }
+  // GPUs per server as the scenario wrote it (a folded NVLink domain counts its servers).
+  int64_t gpus_per_server() const { return gpus_per_node / std::max<int64_t>(servers_per_domain, 1); }
   // Per-GPU share of the node's NIC bandwidth, per direction.
   double nic_bandwidth_per_gpu_Bps() const {
     return nic_bandwidth_Bps * static_cast<double>(nics_per_node) / static_cast<double>(gpus_per_node);

@@ -174,6 +174,21 @@ TEST(SweepTest, InfeasiblePointsAreReportedNotDropped) {
   fs::remove(csv);
 }
 
+// With cluster.nvlink_domain the node counts are servers as the scenario writes them: 144 GB200
+// trays of 4 GPUs are 576 GPUs (8 NVL72 domains), dp 8 for TP8 x PP9; 288 trays, dp 16.
+TEST(SweepTest, NvlinkDomainNodesAreServers) {
+  auto r = trainsim("sweep " + scenario("gb200-nvl72.yaml") + " --nodes 144,288 --steps 3 --jobs 2 --quiet --json -");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto pts = nlohmann::json::parse(r.out)["points"];
+  ASSERT_EQ(pts.size(), 2u);
+  EXPECT_EQ(pts[0]["gpus"], 576);
+  EXPECT_EQ(pts[0]["dp"], 8);
+  EXPECT_TRUE(pts[0]["feasible"].get<bool>()) << pts[0];
+  EXPECT_EQ(pts[1]["gpus"], 1152);
+  EXPECT_EQ(pts[1]["dp"], 16);
+  EXPECT_TRUE(pts[1]["feasible"].get<bool>()) << pts[1];
+}
+
 // --resume FILE: one JSON line per finished point, appended as it finishes; a second sweep with
 // the same file reads those back instead of re-running them. Proof that they are read, not
 // recomputed: the file does not grow for points already in it, and a value planted in a line
