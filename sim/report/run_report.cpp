@@ -129,6 +129,7 @@ RunSummary summarize(const config::Scenario& sc, const model::StepCosts& costs, 
   RunSummary s;
   s.name = sc.name;
   s.notes = sc.notes;
+  s.savings = model::counterfactual_savings(sc.model, sc.parallel, sc.training, sc.cluster);
   s.gpus = sc.cluster.gpus();
   s.params = model::count_params(sc.model).total;
   s.memory = model::memory_per_gpu(sc.model, sc.parallel, sc.training, sc.cluster);
@@ -245,6 +246,9 @@ nlohmann::json to_json(const RunSummary& s) {
   }
   j["bottleneck"] = s.bottleneck;
   j["bottleneck_reason"] = s.bottleneck_reason;
+  json savings = json::object();
+  for (const auto& c : s.savings) savings[c.resource] = c.saved_s;
+  j["bottleneck_savings_s"] = savings;
   j["advice"] = s.advice;
   j["steps_simulated"] = s.steps_simulated;
   j["steps_replicated"] = s.steps_replicated;
@@ -320,6 +324,14 @@ std::string console_table(const RunSummary& s) {
   }
   row("  GPU-hours", fmt("%.3g", p.gpu_hours));
   if (p.cost > 0) row("  cost", fmt("%.3g", p.cost));
+  if (!s.savings.empty()) {
+    o << "\n  what idealising one resource saves (closed form, step " << util::format_duration(s.savings.front().step_s + s.savings.front().saved_s) << ")\n";
+    for (const auto& c : s.savings) {
+      std::snprintf(buf, sizeof buf, "    %-24s %12s  %6s\n", c.resource.c_str(), util::format_duration(c.saved_s).c_str(),
+                    pct(c.saved_s / std::max(c.step_s + c.saved_s, 1e-12)).c_str());
+      o << buf;
+    }
+  }
   o << "\n  bottleneck: " << s.bottleneck << " - " << s.bottleneck_reason << "\n";
   for (const auto& a : s.advice) o << "    - " << a << "\n";
   o << "\n  " << s.steps_simulated << " steps simulated";

@@ -10,6 +10,7 @@
 
 #include "config/scenario.hpp"
 #include "engine/result.hpp"
+#include "model/counterfactual.hpp"
 #include "model/memory.hpp"
 #include "model/step_costs.hpp"
 #include "platform/derive.hpp"
@@ -64,6 +65,8 @@ struct RunSummary {
   IntervalChoice checkpointing; // simulated best checkpoint interval and Young/Daly's
   double checkpoint_interval_s = 0;
   std::vector<std::string> notes;  // what the loader decided for the user (config::Scenario::notes)
+  // What idealising each resource saves, closed form, largest first (model/counterfactual.hpp).
+  std::vector<model::Counterfactual> savings;
   // Scenario values a platform file replaced (platform/derive.hpp); empty without a file.
   std::vector<platform::PlatformOverride> platform_overrides;
 };

@@ -102,6 +102,11 @@ TEST(RunReportTest, JsonHasTheContractKeys) {
     EXPECT_TRUE(j.contains(nlohmann::json::json_pointer(k))) << k;
   EXPECT_EQ(j["seed"], 7);
   EXPECT_EQ(j["network_model"], "CM02");
+  // Issue 16's counterfactuals (closed form): every always-present resource, in seconds saved.
+  for (const char* k : {"interconnect.inter", "interconnect.intra", "pipeline", "compute.flops", "compute.hbm"}) {
+    ASSERT_TRUE(j["bottleneck_savings_s"].contains(k)) << k;
+    EXPECT_GE(j["bottleneck_savings_s"][k].get<double>(), 0) << k;
+  }
 }
 
 TEST(RunReportTest, CsvHasOneRowPerStep) {

@@ -1,0 +1,92 @@
+// model/counterfactual.hpp: what idealising one resource saves, closed form.
+#include "model/counterfactual.hpp"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "model/presets.hpp"
+#include "model/step_estimate.hpp"
+
+namespace trainsim::model {
+namespace {
+
+std::map<std::string, double> by_key(const std::vector<Counterfactual>& v) {
+  std::map<std::string, double> m;
+  for (const auto& c : v) m[c.resource] = c.saved_s;
+  return m;
+}
+
+hardware::ClusterSpec h100_nodes(int64_t nodes) {
+  hardware::ClusterSpec c;
+  c.gpu = *hardware::find_gpu("h100-sxm");
+  c.nodes = nodes;
+  c.intra_bandwidth_Bps = 450e9;
+  c.nic_bandwidth_Bps = 50e9;
+  return c;
+}
+
+// TP8 GPT-3 175B layers over one shared PCIe bridge: the intra-node fabric saves the most, and its
+// saving is at least the exposed TP time the step carries (the collectives become free).
+TEST(Counterfactual, PcieTpIsTheIntraNodeFabric) {
+  ModelSpec m = *find_model_preset("gpt3-175b");
+  m.layers = 8;
+  ParallelSpec p;
+  p.tp = 8;
+  p.sequence_parallel = true;
+  TrainingSpec t;
+  t.global_batch = 8;
+  hardware::ClusterSpec c = h100_nodes(1);
+  c.gpu = *hardware::find_gpu("h100-pcie");
+  c.intra_fabric = hardware::IntraFabric::kPcie;
+  c.intra_bandwidth_Bps = 64e9;
+  const auto v = counterfactual_savings(m, p, t, c);
+  ASSERT_FALSE(v.empty());
+  EXPECT_EQ(v.front().resource, "interconnect.intra");
+  const auto costs = compute_step_costs(m, p, t, c);
+  double tp = 0;
+  for (const auto& ch : costs.stages[0].chunks) tp += ch.tp_comm_s;
+  EXPECT_GE(v.front().saved_s, 0.99 * tp * static_cast<double>(costs.micro_batches));
+  // Sorted, largest first, never negative; no offload or recompute key when the scenario has neither.
+  for (size_t i = 1; i < v.size(); ++i) EXPECT_LE(v[i].saved_s, v[i - 1].saved_s);
+  for (const auto& x : v) EXPECT_GE(x.saved_s, 0);
+  EXPECT_EQ(by_key(v).count("offload"), 0u);
+  EXPECT_EQ(by_key(v).count("recompute"), 0u);
+}
+
+// A perfect schedule saves exactly the bubble. 1F1B over 8 stages with 4 micro-batches: the bubble
+// is 7 micro-batch slots against 4 of compute, more than twice the FLOPs would save (5.5 slots).
+TEST(Counterfactual, PipelineSavesExactlyTheBubble) {
+  ModelSpec m = *find_model_preset("llama2-7b");
+  ParallelSpec p;
+  p.pp = 8;
+  p.dp = 1;
+  TrainingSpec t;
+  t.global_batch = 4;
+  const hardware::ClusterSpec c = h100_nodes(1);
+  const auto v = counterfactual_savings(m, p, t, c);
+  const StepEstimate e = estimate_step(m, p, t, c);
+  EXPECT_NEAR(by_key(v).at("pipeline"), e.bubble_s, 1e-12);
+  EXPECT_EQ(v.front().resource, "pipeline");
+}
+
+// Optimizer states offloaded to the CPU: the offload key appears and saves what running without it does.
+TEST(Counterfactual, OffloadSavesWhatNotOffloadingDoes) {
+  ModelSpec m = *find_model_preset("llama2-7b");
+  ParallelSpec p;
+  p.dp = 8;
+  p.zero = 1;
+  TrainingSpec t;
+  t.global_batch = 8;
+  t.offload = Offload::kCpu;
+  const hardware::ClusterSpec c = h100_nodes(1);
+  const auto v = counterfactual_savings(m, p, t, c);
+  TrainingSpec none = t;
+  none.offload = Offload::kNone;
+  const double expected = estimate_step(m, p, t, c).step_s - estimate_step(m, p, none, c).step_s;
+  ASSERT_GT(expected, 0);
+  EXPECT_NEAR(by_key(v).at("offload"), expected, 1e-12);
+}
+
+}  // namespace
+}  // namespace trainsim::model
