@@ -10,6 +10,7 @@ Writes PREFIX-<name>.png files and prints their paths.
 import argparse
 import csv
 import json
+import os
 import sys
 
 import matplotlib
@@ -20,6 +21,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 def save(fig, prefix, name):
     path = f"{prefix}-{name}.png"
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)  # -o out/run: out/ need not exist
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

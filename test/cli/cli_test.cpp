@@ -181,3 +181,21 @@ TEST(CliTest, TensorParallelOverPcieIsTheBottleneck) {
 }
 
 }  // namespace
+
+namespace trainsim::testing {
+namespace {
+
+// tools/plot.py writes under -o PREFIX and creates PREFIX's folder (issue 16: `-o out/run` failed
+// when out/ did not exist).
+TEST(CliTest, PlotCreatesItsOutputFolder) {
+  const std::string json = tmp("plot-run.json");
+  ASSERT_EQ(trainsim("run " + scenario("tiny-gpt-2node.yaml") + " --quiet --steps 3 --json " + json).code, 0);
+  const auto dir = scratch() / "plots" / "new";
+  std::filesystem::remove_all(scratch() / "plots");
+  const Result r = shell(std::string(TRAINSIM_SOURCE_DIR) + "/tools/plot.py run " + json + " -o " + (dir / "run").string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(std::filesystem::exists(dir / "run-breakdown.png")) << r.out;
+}
+
+}  // namespace
+}  // namespace trainsim::testing
