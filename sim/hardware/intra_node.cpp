@@ -13,6 +13,16 @@ std::string IntraLink::name(int64_t node) const {
   return n;
 }
 
+namespace {
+
+// A GPU's own PCIe link under a tree or beside a bridge: intra_bandwidth on pcie, the catalog x16
+// rate beside NVLink bridges.
+double gpu_pcie_link_Bps(const ClusterSpec& c) {
+  return c.intra_fabric == IntraFabric::kNvlinkBridge ? c.gpu.pcie_bandwidth_Bps : c.intra_bandwidth_Bps;
+}
+
+}  // namespace
+
 IntraNodePlan plan_intra_node(const ClusterSpec& c) {
   IntraNodePlan p;
   p.cluster = &c;
@@ -40,8 +50,7 @@ IntraNodePlan plan_intra_node(const ClusterSpec& c) {
       add("nvlink-bridge", pair, "DOWN", c.intra_bandwidth_Bps, c.intra_latency_s);
     }
   }
-  // The PCIe side: a GPU's own link is intra_bandwidth on pcie, the catalog x16 rate beside a bridge.
-  const double gpu_link = bridge ? c.gpu.pcie_bandwidth_Bps : c.intra_bandwidth_Bps;
+  const double gpu_link = gpu_pcie_link_Bps(c);
   if (c.gpus_per_pcie_switch <= 0) {
     p.host_bridge = add("pcie", -1, nullptr, gpu_link, c.intra_latency_s);
     return p;
@@ -87,6 +96,15 @@ std::vector<int> IntraNodePlan::route(int64_t a, int64_t b) const {
   return r;
 }
 
+std::vector<std::pair<int64_t, int64_t>> ring_flows(int64_t gpus, int64_t n, int64_t stride) {
+  std::vector<std::pair<int64_t, int64_t>> flows;
+  const int64_t span = n * stride;
+  for (int64_t base = 0; base + span <= gpus; base += span)
+    for (int64_t o = 0; o < stride; ++o)
+      for (int64_t m = 0; m < n; ++m) flows.emplace_back(base + o + m * stride, base + o + ((m + 1) % n) * stride);
+  return flows;
+}
+
 RingShare ring_share(const ClusterSpec& c, int64_t n, int64_t stride) {
   for (const RingShareEntry& e : c.ring_shares)
     if (e.n == n && e.stride == stride) return {e.per_flow_Bps, e.latency_s, e.nvlink_only};
@@ -94,12 +112,7 @@ RingShare ring_share(const ClusterSpec& c, int64_t n, int64_t stride) {
   // below gives the same; this is the hot path of every pipeline send's cost).
   if (c.intra_fabric == IntraFabric::kNvswitch) return {c.intra_bandwidth_Bps, c.intra_latency_s, true};
   const IntraNodePlan plan = plan_intra_node(c);
-  const int64_t g_count = c.gpus_per_node;
-  const int64_t span = n * stride;
-  std::vector<std::pair<int64_t, int64_t>> flows;
-  for (int64_t base = 0; base + span <= g_count; base += span)
-    for (int64_t o = 0; o < stride; ++o)
-      for (int64_t m = 0; m < n; ++m) flows.emplace_back(base + o + m * stride, base + o + ((m + 1) % n) * stride);
+  const auto flows = ring_flows(c.gpus_per_node, n, stride);
   std::vector<std::vector<int>> routes;
   routes.reserve(flows.size());
   std::vector<int> crossing(plan.links.size(), 0);
@@ -130,20 +143,17 @@ double pair_Bps(const ClusterSpec& cluster) {
   return bw;
 }
 
+// Under a PCIe tree (the only plan with per-GPU PCIe links) the GPU's own link, intra_latency / 2
+// each way, is on every inter-node route (platform/tree_zone.cpp).
 double inter_gpu_Bps(const ClusterSpec& cluster) {
-  if (cluster.gpus_per_pcie_switch <= 0) return cluster.nic_bandwidth_per_gpu_Bps();
-  const IntraNodePlan plan = plan_intra_node(cluster);
-  double bw = cluster.nic_bandwidth_per_gpu_Bps();
-  if (plan.first_gpu_link >= 0) bw = std::min(bw, plan.links[static_cast<size_t>(plan.first_gpu_link)].bandwidth_Bps);
-  return bw;
+  const double nic = cluster.nic_bandwidth_per_gpu_Bps();
+  if (cluster.intra_fabric == IntraFabric::kNvswitch || cluster.gpus_per_pcie_switch <= 0) return nic;
+  return std::min(nic, gpu_pcie_link_Bps(cluster));
 }
 
 double inter_path_latency_s(const ClusterSpec& cluster) {
-  if (cluster.gpus_per_pcie_switch <= 0) return cluster.inter_latency_s;
-  const IntraNodePlan plan = plan_intra_node(cluster);
-  double lat = cluster.inter_latency_s;
-  if (plan.first_gpu_link >= 0) lat += 2 * plan.links[static_cast<size_t>(plan.first_gpu_link)].latency_s;
-  return lat;
+  if (cluster.intra_fabric == IntraFabric::kNvswitch || cluster.gpus_per_pcie_switch <= 0) return cluster.inter_latency_s;
+  return cluster.inter_latency_s + cluster.intra_latency_s;
 }
 
 }  // namespace trainsim::hardware

@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "hardware/cluster.hpp"
@@ -62,6 +63,11 @@ struct RingShare {
   bool nvlink_only = true;   // every flow stays on NVLink (NVSwitch ports or bridges)
 };
 RingShare ring_share(const ClusterSpec& cluster, int64_t n, int64_t stride = 1);
+
+// The flows of that pattern, as (sender, receiver) local GPU indices: every whole group of n GPUs at
+// `stride` in a node of `gpus`, each member to the next. ring_share counts them on the plan's
+// routes; platform/derive counts them on a platform file's.
+std::vector<std::pair<int64_t, int64_t>> ring_flows(int64_t gpus, int64_t n, int64_t stride);
 
 // One transfer alone between GPUs 0 and 1 of a node (a pipeline send): its route's narrowest link.
 // A single-GPU node: intra_bandwidth.

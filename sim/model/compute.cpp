@@ -1,7 +1,5 @@
 #include "model/compute.hpp"
 
-#include "hardware/intra_node.hpp"
-
 #include <algorithm>
 #include <cmath>
 

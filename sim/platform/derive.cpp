@@ -104,10 +104,7 @@ DerivedCluster derive_cluster(const Platform& p, const hardware::ClusterSpec& ya
       for (int64_t stride = 1; n * stride <= gpn; ++stride) {
         if (gpn % (n * stride) != 0) continue;
         std::vector<std::pair<const sg4::Host*, const sg4::Host*>> flows;
-        for (int64_t base = 0; base < gpn; base += n * stride)
-          for (int64_t o = 0; o < stride; ++o)
-            for (int64_t m = 0; m < n; ++m)
-              flows.emplace_back(p.gpu(0, base + o + m * stride), p.gpu(0, base + o + ((m + 1) % n) * stride));
+        for (const auto& [a, b] : hardware::ring_flows(gpn, n, stride)) flows.emplace_back(p.gpu(0, a), p.gpu(0, b));
         const Share s = concurrent_share(flows);
         measured.push_back({n, stride, s.per_flow_Bps, s.latency_s, s.nvlink_only});
         if (n == gpn) whole = s;
