@@ -16,8 +16,7 @@ namespace trainsim::platform {
 namespace {
 
 using testing::dgx_h100_cluster;
-
-std::string source_path(const std::string& rel) { return std::string(TRAINSIM_SOURCE_DIR) + "/" + rel; }
+using testing::source_path;
 
 // A copy of a shipped platform file with every `from` replaced by `to`, in the test's temp dir.
 std::string variant(const std::string& rel, const std::string& from, const std::string& to, const std::string& name) {

@@ -16,11 +16,10 @@ namespace trainsim::platform {
 namespace {
 
 using testing::dgx_h100_cluster;
+using testing::source_path;
 using testing::in_child_process;
 using testing::run_transfers;
 using testing::Transfer;
-
-std::string source_path(const std::string& rel) { return std::string(TRAINSIM_SOURCE_DIR) + "/" + rel; }
 
 // Every GPU of node 0 to its ring neighbour, and with several nodes GPU g of node 0 to GPU g+1 of
 // the last node (another rail) and to GPU g of node nodes/2 (same rail, another pod when there are two).

@@ -20,6 +20,7 @@ namespace trainsim::platform {
 namespace {
 
 using testing::dgx_h100_cluster;
+using testing::source_path;
 using testing::in_child_process;
 using testing::run_transfers;
 using testing::Transfer;
@@ -31,8 +32,6 @@ constexpr double kTolerance = 0.005;
 void expect_near_rel(double actual, double expected, double rel = kTolerance) {
   EXPECT_NEAR(actual, expected, rel * expected) << "actual " << actual << " expected " << expected;
 }
-
-std::string source_path(const std::string& rel) { return std::string(TRAINSIM_SOURCE_DIR) + "/" + rel; }
 
 TEST(Platform, HostNamesAreGpuNodeLocal) {
   EXPECT_EQ(Platform::host_name(12, 3), "gpu-12-3");

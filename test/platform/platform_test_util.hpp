@@ -26,6 +26,9 @@ struct Transfer {
   double bytes;
 };
 
+// A path inside the source tree (platforms/..., scenarios/...).
+inline std::string source_path(const std::string& rel) { return std::string(TRAINSIM_SOURCE_DIR) + "/" + rel; }
+
 // Starts every transfer at time 0 from maestro, runs the engine, returns each finish time (s).
 inline std::vector<double> run_transfers(simgrid::s4u::Engine& engine, const std::vector<Transfer>& transfers) {
   std::vector<simgrid::s4u::CommPtr> comms;
