@@ -2,10 +2,12 @@
 
 #include <fcntl.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -23,11 +25,18 @@ extern char** environ;
 namespace trainsim::cli {
 
 int worker_command(const WorkerOptions& w) {
+  // A worker never outlives the command that started it (run's advice, sweep, variance): when that
+  // process ends, by a signal or otherwise, the kernel sends this one SIGKILL. If it is already
+  // gone (re-parented before the call), stop now.
+  const pid_t parent = ::getppid();
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != parent) return 1;
   const auto scenario = config::load_scenario(w.scenario, parse_overrides(w.sets));
   SimulateOptions so;
   so.steps = w.steps;
   so.seed = w.seed;
   so.replicate = !w.no_replicate;
+  so.fidelity = parse_fidelity(w.fidelity);
   Outcome out = simulate_scenario(scenario, so);
   nlohmann::json j;
   j["job"] = job_key(w);
@@ -59,6 +68,10 @@ Job make_job(const WorkerOptions& w) {
     job.args.push_back(std::to_string(w.steps));
   }
   if (w.no_replicate) job.args.push_back("--no-replicate");
+  if (w.fidelity != "auto") {
+    job.args.push_back("--fidelity");
+    job.args.push_back(w.fidelity);
+  }
   return job;
 }
 

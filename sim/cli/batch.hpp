@@ -18,6 +18,7 @@ struct WorkerOptions {
   uint64_t seed = 1;
   int64_t steps = 0;
   bool no_replicate = false;
+  std::string fidelity = "auto";
   std::string out_path;
 };
 

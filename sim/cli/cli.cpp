@@ -40,6 +40,7 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--fidelity", run.fidelity, "auto | full | symmetric")->check(CLI::IsMember({"auto", "full", "symmetric"}));
   run_cmd->add_flag("--quiet", run.quiet, "no progress on standard error");
   run_cmd->add_flag("--no-replicate", run.no_replicate, "simulate every step (default: once steady, the rest are copies)");
+  run_cmd->add_option("--advice", run.advice, "alternatives (--set changes) simulated for the advice (default 3, 0 = none)")->check(CLI::Range(int64_t{0}, int64_t{20}));
 
   SweepOptions sweep;
   auto* sweep_cmd = app.add_subcommand("sweep", "re-run the scenario at several node counts and find where scaling goes sublinear");
@@ -87,6 +88,7 @@ int main(int argc, char** argv) {
   worker_cmd->add_option("--seed", worker.seed);
   worker_cmd->add_option("--steps", worker.steps);
   worker_cmd->add_flag("--no-replicate", worker.no_replicate);
+  worker_cmd->add_option("--fidelity", worker.fidelity);
   worker_cmd->add_option("--out", worker.out_path)->required();
 
   try {
@@ -100,7 +102,10 @@ int main(int argc, char** argv) {
 
   spdlog::set_pattern("%v");
   try {
-    if (*run_cmd) return run_command(run);
+    if (*run_cmd) {
+      run.self = self_exe(argv[0]);
+      return run_command(run);
+    }
     if (*sweep_cmd)
       return sweep_slurm.empty() ? sweep_command(sweep, argv[0]) : emit_sweep_slurm(sweep, sweep_slurm, self_exe(argv[0]));
     if (*var_cmd)

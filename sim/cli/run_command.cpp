@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <string>
 
+#include "cli/advice.hpp"
 #include "config/limits.hpp"
 #include "engine/step_engine.hpp"
 #include "model/memory.hpp"
@@ -59,13 +60,13 @@ class Progress {
   Clock::time_point start_, last_;
 };
 
+}  // namespace
+
 config::Fidelity parse_fidelity(const std::string& s) {
   if (s == "full") return config::Fidelity::kFull;
   if (s == "symmetric") return config::Fidelity::kSymmetric;
   return config::Fidelity::kAuto;
 }
-
-}  // namespace
 
 std::vector<config::Override> parse_overrides(const std::vector<std::string>& sets) {
   std::vector<config::Override> out;
@@ -174,8 +175,23 @@ int run_command(const RunOptions& opt) {
     if (!out.run.steps.empty()) std::fputs(report::console_table(out.summary).c_str(), stderr);
     return 128 + signo;
   }
+  nlohmann::json advice_runs = nlohmann::json::array();
+  if (opt.advice > 0 && !opt.self.empty()) {
+    AdviceOptions ao;
+    ao.self = opt.self;
+    ao.path = opt.scenario;
+    ao.sets = opt.sets;
+    ao.seed = opt.seed;
+    ao.steps = opt.steps;
+    ao.no_replicate = opt.no_replicate;
+    ao.fidelity = opt.fidelity;
+    ao.top = static_cast<size_t>(opt.advice);
+    ao.progress = !opt.quiet;
+    simulate_advice(ao, out, out.summary, advice_runs);
+  }
   auto json = report::to_json(out.summary);
   json["fidelity"] = out.run.fidelity;
+  json["advice_runs"] = advice_runs;
   std::fputs(report::console_table(out.summary).c_str(), console);
   if (!opt.json_path.empty()) util::write_output(opt.json_path, json.dump(2) + "\n");
   if (!opt.csv_path.empty()) util::write_output(opt.csv_path, report::steps_csv(out.run));

@@ -24,10 +24,15 @@ struct RunOptions {
   std::string fidelity = "auto";
   bool quiet = false;
   bool no_replicate = false;     // simulate every step (no steady-state replication)
+  int64_t advice = 3;            // alternatives simulated for the advice (cli/advice.hpp); 0 = none
+  std::string self;              // the trainsim binary, for the advice's worker processes
 };
 
 // Exit codes: 0 ok, 1 infeasible (does not fit: the report says why), 2 bad input, 130 SIGINT.
 int run_command(const RunOptions& options);
+
+// "full" | "symmetric" | anything else: auto.
+config::Fidelity parse_fidelity(const std::string& s);
 
 // Parses --set texts (throws util::InputError).
 std::vector<config::Override> parse_overrides(const std::vector<std::string>& sets);

@@ -129,6 +129,46 @@ std::string number_text(double v) {
   return buf;
 }
 
+// Why efficiency fell at the knee: the part of the step whose GPU-seconds per token grew the most
+// against the reference point (strong or weak scaling alike: perfect scaling keeps every part's
+// GPU-seconds per token constant), as "class: what grew, from x% to y% of the step".
+std::string knee_cause(const nlohmann::json& ref, double ref_gpus, const nlohmann::json& knee, double gpus) {
+  struct Part {
+    const char* key;
+    const char* klass;
+    const char* what;
+  };
+  static const Part kParts[] = {
+      {"compute", "compute", "compute per token (smaller micro-batches, more recompute)"},
+      {"tp_comm", "interconnect", "exposed TP/CP communication"},
+      {"exposed_comm", "interconnect", "exposed DP/PP communication"},
+      {"bubble", "pipeline", "the pipeline bubble"},
+      {"optimizer", "compute", "the fixed per-step work (optimizer step, host overhead), paid once per step however few tokens each GPU has"},
+  };
+  auto per_token = [](const nlohmann::json& r, double g, const char* key) {
+    return g * r["breakdown_s"][key].get<double>() / (r["tokens_per_s"].get<double>() * r["step_time_s"]["mean"].get<double>());
+  };
+  const Part* best = nullptr;
+  double grew = 0, lost = 0;
+  for (const auto& p : kParts) {
+    const double d = per_token(knee, gpus, p.key) - per_token(ref, ref_gpus, p.key);
+    lost += d;
+    if (best == nullptr || d > grew) {
+      best = &p;
+      grew = d;
+    }
+  }
+  auto share = [](const nlohmann::json& r, const char* key) {
+    char b[16];
+    std::snprintf(b, sizeof b, "%.1f%%", 100 * r["breakdown_s"][key].get<double>() / r["step_time_s"]["mean"].get<double>());
+    return std::string(b);
+  };
+  char b[64];
+  std::snprintf(b, sizeof b, "%.0f%%", lost > 0 ? 100 * grew / lost : 0.0);
+  return std::string(best->klass) + ": " + best->what + " went from " + share(ref, best->key) + " to " +
+         share(knee, best->key) + " of the step (" + b + " of the GPU time per token lost)";
+}
+
 }  // namespace
 
 int emit_sweep_slurm(const SweepOptions& opt, const std::string& script_path, const std::string& trainsim_path) {
@@ -236,8 +276,8 @@ int sweep_command(const SweepOptions& opt, const char* argv0) {
   std::string knee_reason;
   std::string table;
   char buf[512];
-  std::snprintf(buf, sizeof buf, "  %7s %7s %6s %11s %13s %9s %7s %8s %8s %9s  %s\n", "nodes", "GPUs", "dp", "step (s)",
-                "tokens/s", "TFLOP/s", "eff", "comm", "bubble", "sync", "bottleneck");
+  std::snprintf(buf, sizeof buf, "  %7s %7s %6s %11s %13s %9s %7s %8s %8s %8s %8s %9s  %s\n", "nodes", "GPUs", "dp", "step (s)",
+                "tokens/s", "TFLOP/s", "eff", "tp comm", "comm", "bubble", "fixed", "sync", "bottleneck");
   table += buf;
   for (const auto& pt : points) {
     nlohmann::json j = {{"nodes", pt.nodes}, {"gpus", pt.nodes * base.cluster.gpus_per_server()}, {"dp", pt.dp},
@@ -258,6 +298,8 @@ int sweep_command(const SweepOptions& opt, const char* argv0) {
     const double eff = (tps / gpus) / (ref->report["tokens_per_s"].get<double>() / ref_gpus);
     const double comm = r["breakdown_s"]["exposed_comm"].get<double>() / step;
     const double bubble = r["breakdown_s"]["bubble"].get<double>() / step;
+    const double tp_comm = r["breakdown_s"]["tp_comm"].get<double>() / step;
+    const double fixed = r["breakdown_s"]["optimizer"].get<double>() / step;
     j["step_time_s"] = step;
     j["tokens_per_s"] = tps;
     j["tflops_per_gpu"] = r["tflops_per_gpu"];
@@ -265,6 +307,8 @@ int sweep_command(const SweepOptions& opt, const char* argv0) {
     j["scaling_efficiency"] = eff;
     j["exposed_comm_share"] = comm;
     j["bubble_share"] = bubble;
+    j["tp_comm_share"] = tp_comm;
+    j["fixed_share"] = fixed;
     j["sync_wait_fraction"] = r["sync_wait"]["fraction"];
     j["bottleneck"] = r["bottleneck"];
     j["bottleneck_reason"] = r["bottleneck_reason"];
@@ -272,11 +316,11 @@ int sweep_command(const SweepOptions& opt, const char* argv0) {
     j["projection_days"] = r["projection"]["days"];
     if (knee.is_null() && eff < opt.threshold) {
       knee = pt.nodes;
-      knee_reason = r["bottleneck"].get<std::string>() + ": " + r["bottleneck_reason"].get<std::string>();
+      knee_reason = knee_cause(ref->report, ref_gpus, r, gpus);
     }
-    std::snprintf(buf, sizeof buf, "  %7lld %7lld %6lld %11.3f %13.0f %9.1f %6.1f%% %7.1f%% %7.1f%% %8.1f%%  %s\n",
+    std::snprintf(buf, sizeof buf, "  %7lld %7lld %6lld %11.3f %13.0f %9.1f %6.1f%% %7.1f%% %7.1f%% %7.1f%% %7.1f%% %8.1f%%  %s\n",
                   static_cast<long long>(pt.nodes), static_cast<long long>(gpus), static_cast<long long>(pt.dp), step, tps,
-                  r["tflops_per_gpu"].get<double>(), 100 * eff, 100 * comm, 100 * bubble,
+                  r["tflops_per_gpu"].get<double>(), 100 * eff, 100 * tp_comm, 100 * comm, 100 * bubble, 100 * fixed,
                   100 * r["sync_wait"]["fraction"].get<double>(), r["bottleneck"].get<std::string>().c_str());
     table += buf;
     jpoints.push_back(j);

@@ -61,68 +61,105 @@ std::string pct(double x) {
   return buf;
 }
 
-// The resource that bounds the step, with the figures behind it and what would help.
-void diagnose(const config::Scenario& sc, RunSummary& s) {
-  const double step = s.step_time.mean > 0 ? s.step_time.mean : 1;
-  const double tp = s.tp_comm_s / step;
-  const double comm = (s.exposed_comm_s + s.tp_comm_s) / step;
-  const double bubble = s.bubble_s / step;
-  const double recompute_cost = s.recompute_share * s.compute_s / step;
-  if (comm >= 0.10 && comm >= bubble) {
-    s.bottleneck = "interconnect";
-    if (tp >= s.exposed_comm_s / step) {
-      s.bottleneck_reason = "exposed TP/CP communication is " + pct(tp) + " of the step (tensor-parallel collectives over the " +
-                            std::string(hardware::to_string(sc.cluster.intra_fabric)) + " intra-node fabric)";
-      s.advice.push_back("faster intra-node fabric (NVLink/NVSwitch) or a smaller tp: TP communication is " + pct(tp) + " of the step");
-    } else {
-      s.bottleneck_reason = "exposed communication is " + pct(comm) + " of the step (DP gradient sync and pipeline transfers not hidden behind compute)";
-      s.advice.push_back("faster inter-node fabric: exposed communication is " + pct(comm) + " of the step");
+// The lightest recompute that still fits, as "selective recompute fits (60 GiB of 79 GiB)", or ""
+// when only the scenario's own does.
+std::string lighter_recompute_that_fits(const config::Scenario& sc, double capacity_bytes, model::Recompute* which) {
+  model::ParallelSpec lighter = sc.parallel;
+  lighter.recompute_num_layers = -1;  // only full recompute takes a layer count
+  for (model::Recompute r : {model::Recompute::kNone, model::Recompute::kSelective}) {
+    if (static_cast<int>(r) >= static_cast<int>(sc.parallel.recompute)) break;
+    lighter.recompute = r;
+    const double bytes = model::memory_per_gpu(sc.model, lighter, sc.training, sc.cluster).total();
+    if (bytes <= capacity_bytes) {
+      if (which != nullptr) *which = r;
+      return std::string(model::to_string(r)) + " recompute fits (" + util::format_bytes(bytes) + " of " +
+             util::format_bytes(capacity_bytes) + ")";
     }
-    if (!sc.parallel.overlap_grad_reduce) s.advice.push_back("overlap_grad_reduce: true would hide most of the DP gradient sync behind backward");
-    if (sc.parallel.zero == 3) s.advice.push_back("ZeRO-3 gathers parameters every micro-batch; ZeRO-1 moves a third of that volume");
-  } else if (bubble >= 0.10) {
-    s.bottleneck = "pipeline";
-    s.bottleneck_reason = "pipeline bubble is " + pct(bubble) + " of the step (" + std::to_string(sc.parallel.pp) +
-                          " stages, " + std::to_string(s.micro_batches) + " micro-batches per step)";
-    s.advice.push_back("more micro-batches per step (larger global batch or smaller dp): bubble is " + pct(bubble));
-    if (sc.parallel.schedule != model::Schedule::kInterleaved)
-      s.advice.push_back("interleaved schedule with virtual_stages > 1 divides the bubble by that factor");
-  } else if (sc.parallel.recompute != model::Recompute::kNone && recompute_cost >= 0.05) {
-    // Is it needed? The lightest recompute that still fits says.
-    model::ParallelSpec lighter = sc.parallel;
-    lighter.recompute_num_layers = -1;  // only full recompute takes a layer count
-    std::string fits_without;
-    for (model::Recompute r : {model::Recompute::kNone, model::Recompute::kSelective}) {
-      if (static_cast<int>(r) >= static_cast<int>(sc.parallel.recompute)) break;
-      lighter.recompute = r;
-      const double bytes = model::memory_per_gpu(sc.model, lighter, sc.training, sc.cluster).total();
-      if (bytes <= s.capacity_bytes) {
-        fits_without = std::string(model::to_string(r)) + " recompute fits (" + util::format_bytes(bytes) + " of " +
-                       util::format_bytes(s.capacity_bytes) + ")";
-        break;
-      }
-    }
-    if (fits_without.empty()) {
-      s.bottleneck = "memory";
-      s.bottleneck_reason = std::string(model::to_string(sc.parallel.recompute)) + " activation recompute, needed to fit in " +
-                            util::format_bytes(s.capacity_bytes) + ", costs " + pct(recompute_cost) + " of the step";
-      s.advice.push_back("a larger-memory GPU (or more pipeline stages) would allow less recompute: it costs " + pct(recompute_cost) + " of the step");
-    } else {
-      s.bottleneck = "compute";
-      s.bottleneck_reason = std::string(model::to_string(sc.parallel.recompute)) + " activation recompute costs " +
-                            pct(recompute_cost) + " of the step and is not needed: " + fits_without;
-      const std::string unset = sc.parallel.recompute_num_layers >= 0 ? " --set parallelism.recompute_num_layers=null" : "";
-      s.advice.push_back("--set parallelism.recompute=" + std::string(model::to_string(lighter.recompute)) + unset + ": " +
-                         fits_without + " and saves up to " + pct(recompute_cost) + " of the step");
-    }
-  } else {
-    s.bottleneck = "compute";
-    s.bottleneck_reason = "compute is " + pct(s.compute_s / step) + " of the step; MFU " + pct(s.mfu);
-    s.advice.push_back("the step is compute-bound: a faster GPU or lower precision (fp8) helps; more GPUs scale close to linearly here");
   }
+  return "";
 }
 
 }  // namespace
+
+void diagnose(const config::Scenario& sc, RunSummary& s) {
+  const auto choice = model::largest_saving(s.savings);
+  if (choice.klass.empty()) return;
+  const double step = s.step_time.mean > 0 ? s.step_time.mean : 1;
+  double base = step;  // the closed-form step the savings are measured against
+  for (const auto& c : s.savings)
+    if (c.resource == choice.part) base = c.step_s + c.saved_s;
+  double part_saved = choice.saved_s;
+  for (const auto& c : s.savings)
+    if (c.resource == choice.part) part_saved = c.saved_s;
+  const std::string saves = util::format_duration(part_saved) + " of " + util::format_duration(base) + " (" +
+                            pct(part_saved / std::max(base, 1e-12)) + ")";
+  s.bottleneck = choice.klass;
+  const std::string& k = choice.part;
+  if (k == "interconnect.intra") {
+    s.bottleneck_reason = "TP/CP communication over the " + std::string(hardware::to_string(sc.cluster.intra_fabric)) +
+                          " intra-node fabric is " + pct(s.tp_comm_s / step) +
+                          " of the step; unlimited intra-node bandwidth saves " + saves;
+  } else if (k == "interconnect.inter") {
+    s.bottleneck_reason = "DP gradient sync and pipeline transfers over the inter-node fabric: exposed communication is " +
+                          pct(s.exposed_comm_s / step) + " of the step; unlimited NIC bandwidth saves " + saves;
+  } else if (k == "interconnect.contention") {
+    s.bottleneck_reason = "other tenants' traffic on the shared fabric: the same seed on a dedicated fabric saves " + saves;
+  } else if (k == "interconnect") {
+    s.bottleneck_reason = "communication inside and between nodes together: unlimited bandwidth saves " + saves;
+  } else if (k == "pipeline") {
+    s.bottleneck_reason = "pipeline bubble is " + pct(s.bubble_s / step) + " of the step (" + std::to_string(sc.parallel.pp) +
+                          " stages, " + std::to_string(s.micro_batches) + " micro-batches per step); a perfect schedule saves " + saves;
+  } else if (k == "compute.flops") {
+    s.bottleneck_reason = "compute is " + pct(s.compute_s / step) + " of the step at MFU " + pct(s.mfu) +
+                          "; twice the GPU's FLOPs saves " + saves;
+  } else if (k == "compute.hbm") {
+    s.bottleneck_reason = "memory-bound kernels (optimizer, norms, attention): unlimited HBM bandwidth saves " + saves;
+  } else if (k == "compute.host") {
+    s.bottleneck_reason = "the fixed per-step overhead (host serial work, gradient-norm all-reduce) is paid once per step; removing it saves " + saves;
+  } else if (k == "compute.stragglers") {
+    s.bottleneck_reason = "slow GPUs hold every other rank at each synchronisation; the same seed without stragglers saves " + saves;
+  } else if (k == "memory.recompute" || k == "memory") {
+    const std::string fits = lighter_recompute_that_fits(sc, s.capacity_bytes, nullptr);
+    s.bottleneck_reason = std::string(model::to_string(sc.parallel.recompute)) + " activation recompute" +
+                          (fits.empty() ? ", needed to fit in " + util::format_bytes(s.capacity_bytes) + "," : " (not needed: " + fits + ")") +
+                          " costs " + saves;
+    if (sc.training.offload != model::Offload::kNone) s.bottleneck_reason += " together with the optimizer offload";
+  } else if (k == "memory.offload") {
+    model::TrainingSpec t = sc.training;
+    t.offload = model::Offload::kNone;
+    const double bytes = model::memory_per_gpu(sc.model, sc.parallel, t, sc.cluster).total();
+    s.bottleneck_reason = "optimizer states offloaded to the CPU (" +
+                          std::string(bytes <= s.capacity_bytes ? "not needed: without it " : "needed to fit: without it ") +
+                          util::format_bytes(bytes) + " of " + util::format_bytes(s.capacity_bytes) + ") cost " + saves;
+  } else {
+    s.bottleneck_reason = k + " saves " + saves;
+  }
+  if (k != choice.klass && choice.saved_s > 1.05 * part_saved)
+    s.bottleneck_reason += "; all of " + choice.klass + " idealised together saves " + util::format_duration(choice.saved_s);
+}
+
+void split_stretch(RunSummary& s, double dedicated_wait_s, double quiet_wait_s, double quiet_comm_share) {
+  const double per_day = s.projection.total_steps / 86400.0;
+  auto& c = s.projection.stretch_days_by_cause;
+  c.contention = (s.sync_wait_s - dedicated_wait_s) * per_day;
+  c.stragglers = (dedicated_wait_s - quiet_wait_s) * per_day;
+  // The rest, so that the four add up to stretch_days exactly.
+  const double rest = s.projection.stretch_days - c.contention - c.stragglers;
+  c.communication = rest * quiet_comm_share;
+  c.bubble = rest - c.communication;
+}
+
+void add_measured_saving(RunSummary& s, const std::string& key, double base_s, double saved_s) {
+  saved_s = std::max(0.0, saved_s);
+  s.savings.push_back({key, base_s - saved_s, saved_s});
+  for (auto& c : s.savings)
+    if (c.resource == model::class_of(key)) {
+      c.saved_s += saved_s;
+      c.step_s = base_s - c.saved_s;
+    }
+  std::stable_sort(s.savings.begin(), s.savings.end(),
+                   [](const model::Counterfactual& a, const model::Counterfactual& b) { return a.saved_s > b.saved_s; });
+}
 
 RunSummary summarize(const config::Scenario& sc, const model::StepCosts& costs, const engine::RunResult& run,
                      uint64_t seed) {
@@ -162,6 +199,14 @@ RunSummary summarize(const config::Scenario& sc, const model::StepCosts& costs, 
     s.sync_wait_fraction = wait / step;
   }
   s.projection = project(sc, costs.tokens_per_step, step, wait);
+  s.sync_wait_s = wait;
+  double comm_wait = 0, bubble_wait = 0;
+  for (const auto& g : run.gpus) {
+    comm_wait += g.comm_wait_s;
+    bubble_wait += g.bubble_s;
+  }
+  s.sync_wait_comm_share = comm_wait + bubble_wait > 0 ? comm_wait / (comm_wait + bubble_wait) : 0;
+  split_stretch(s, wait, wait, s.sync_wait_comm_share);
   s.micro_batches = costs.micro_batches;
   // Share of the critical stage's compute spent on recompute.
   const auto& crit = costs.stages[static_cast<size_t>(run.critical_stage)];
@@ -215,12 +260,20 @@ nlohmann::json to_json(const RunSummary& s) {
                       {"exposed_comm", s.exposed_comm_s},
                       {"bubble", s.bubble_s},
                       {"optimizer", s.optimizer_s}};
-  j["sync_wait"] = {{"fraction", s.sync_wait_fraction}};
+  j["sync_wait"] = {{"fraction", s.sync_wait_fraction},
+                    {"mean_s", s.sync_wait_s},
+                    {"comm_s", s.sync_wait_s * s.sync_wait_comm_share},
+                    {"bubble_s", s.sync_wait_s * (1 - s.sync_wait_comm_share)}};
   const auto& p = s.projection;
   j["projection"] = {{"total_steps", p.total_steps},
                      {"days", p.days},
                      {"days_without_sync_wait", p.days_without_sync_wait},
                      {"stretch_days", p.stretch_days},
+                     {"stretch_days_by_cause",
+                      {{"bubble", p.stretch_days_by_cause.bubble},
+                       {"communication", p.stretch_days_by_cause.communication},
+                       {"stragglers", p.stretch_days_by_cause.stragglers},
+                       {"contention", p.stretch_days_by_cause.contention}}},
                      {"gpu_hours", p.gpu_hours},
                      {"cost", p.cost},
                      {"goodput", p.goodput},
@@ -310,6 +363,14 @@ std::string console_table(const RunSummary& s) {
   row("  days", fmt("%.2f", p.days));
   row("  days without sync wait", fmt("%.2f", p.days_without_sync_wait));
   row("  stretch from sync wait", fmt("%.2f days", p.stretch_days));
+  {
+    const auto& c = p.stretch_days_by_cause;
+    row("    pipeline bubble", fmt("%.2f days", c.bubble) + "  (a schedule choice: more micro-batches or chunks shrink it)");
+    row("    communication wait", fmt("%.2f days", c.communication) + "  (the network's: DP sync and pipeline transfers)");
+    if (c.stragglers != 0) row("    stragglers", fmt("%.2f days", c.stragglers) + "  (slow GPUs: same seed without them)");
+    if (c.contention != 0) row("    contention", fmt("%.2f days", c.contention) + "  (the network's: same seed on a dedicated fabric)");
+    row("    the network's share", fmt("%.2f days", c.communication + c.contention) + " of " + fmt("%.2f", p.stretch_days));
+  }
   if (s.has_reliability) {
     row("  failures (this seed)", fmt("%.0f", static_cast<double>(s.failures.failures)) + ", job MTBF " +
                                       util::format_duration(s.failures.mtbf_s));
@@ -325,11 +386,24 @@ std::string console_table(const RunSummary& s) {
   row("  GPU-hours", fmt("%.3g", p.gpu_hours));
   if (p.cost > 0) row("  cost", fmt("%.3g", p.cost));
   if (!s.savings.empty()) {
-    o << "\n  what idealising one resource saves (closed form, step " << util::format_duration(s.savings.front().step_s + s.savings.front().saved_s) << ")\n";
-    for (const auto& c : s.savings) {
-      std::snprintf(buf, sizeof buf, "    %-24s %12s  %6s\n", c.resource.c_str(), util::format_duration(c.saved_s).c_str(),
-                    pct(c.saved_s / std::max(c.step_s + c.saved_s, 1e-12)).c_str());
+    // Classes largest first, each followed by its parts (largest first).
+    o << "\n  what idealising one resource saves (closed form";
+    for (const auto& c : s.savings)
+      if (c.resource == "interconnect.contention" || c.resource == "compute.stragglers") {
+        o << "; contention and stragglers simulated";
+        break;
+      }
+    o << ")\n";
+    auto line = [&](const model::Counterfactual& c, int indent) {
+      std::snprintf(buf, sizeof buf, "    %*s%-*s %12s  %6s\n", indent, "", 24 - indent, c.resource.c_str(),
+                    util::format_duration(c.saved_s).c_str(), pct(c.saved_s / std::max(c.step_s + c.saved_s, 1e-12)).c_str());
       o << buf;
+    };
+    for (const auto& k : s.savings) {
+      if (!model::is_class(k.resource)) continue;
+      line(k, 0);
+      for (const auto& c : s.savings)
+        if (!model::is_class(c.resource) && model::class_of(c.resource) == k.resource) line(c, 2);
     }
   }
   o << "\n  bottleneck: " << s.bottleneck << " - " << s.bottleneck_reason << "\n";

@@ -42,32 +42,70 @@ TEST(Counterfactual, PcieTpIsTheIntraNodeFabric) {
   c.intra_bandwidth_Bps = 64e9;
   const auto v = counterfactual_savings(m, p, t, c);
   ASSERT_FALSE(v.empty());
-  EXPECT_EQ(v.front().resource, "interconnect.intra");
+  const auto b = largest_saving(v);
+  EXPECT_EQ(b.klass, "interconnect");
+  EXPECT_EQ(b.part, "interconnect.intra");
   const auto costs = compute_step_costs(m, p, t, c);
   double tp = 0;
   for (const auto& ch : costs.stages[0].chunks) tp += ch.tp_comm_s;
-  EXPECT_GE(v.front().saved_s, 0.99 * tp * static_cast<double>(costs.micro_batches));
+  EXPECT_GE(by_key(v).at("interconnect.intra"), 0.99 * tp * static_cast<double>(costs.micro_batches));
+  // One node: no inter-node traffic to idealise; the class is at least its largest part.
+  EXPECT_NEAR(by_key(v).at("interconnect.inter"), 0, 1e-12);
+  EXPECT_GE(by_key(v).at("interconnect"), by_key(v).at("interconnect.intra") - 1e-12);
   // Sorted, largest first, never negative; no offload or recompute key when the scenario has neither.
   for (size_t i = 1; i < v.size(); ++i) EXPECT_LE(v[i].saved_s, v[i - 1].saved_s);
   for (const auto& x : v) EXPECT_GE(x.saved_s, 0);
-  EXPECT_EQ(by_key(v).count("offload"), 0u);
-  EXPECT_EQ(by_key(v).count("recompute"), 0u);
+  EXPECT_EQ(by_key(v).count("memory.offload"), 0u);
+  EXPECT_EQ(by_key(v).count("memory.recompute"), 0u);
+  EXPECT_EQ(by_key(v).count("memory"), 0u);
 }
 
-// A perfect schedule saves exactly the bubble. 1F1B over 8 stages with 4 micro-batches: the bubble
-// is 7 micro-batch slots against 4 of compute, more than twice the FLOPs would save (5.5 slots).
+// A perfect schedule saves exactly the bubble. 1F1B over 8 stages with 2 micro-batches of 4
+// sequences (about 0.18 s of work per slot): the bubble is 7 slots against 2 of compute; twice the
+// FLOPs, unlimited HBM and no per-step host overhead together save at most (2 + 7) / 2 slots + 0.1 s.
 TEST(Counterfactual, PipelineSavesExactlyTheBubble) {
   ModelSpec m = *find_model_preset("llama2-7b");
   ParallelSpec p;
   p.pp = 8;
   p.dp = 1;
+  p.micro_batch = 4;
   TrainingSpec t;
-  t.global_batch = 4;
+  t.global_batch = 8;
   const hardware::ClusterSpec c = h100_nodes(1);
   const auto v = counterfactual_savings(m, p, t, c);
   const StepEstimate e = estimate_step(m, p, t, c);
   EXPECT_NEAR(by_key(v).at("pipeline"), e.bubble_s, 1e-12);
-  EXPECT_EQ(v.front().resource, "pipeline");
+  EXPECT_EQ(largest_saving(v).klass, "pipeline");
+  EXPECT_EQ(largest_saving(v).part, "pipeline");
+}
+
+// The fixed per-step overhead (host serial work and the gradient-norm all-reduce) is saved exactly
+// when it is removed: compute.host = StepCosts::step_overhead_s; the compute class (twice the FLOPs,
+// unlimited HBM, no overhead together) saves more than any one of its parts.
+TEST(Counterfactual, HostOverheadIsThePerStepFixedCost) {
+  ModelSpec m = *find_model_preset("llama2-7b");
+  m.layers = 2;
+  ParallelSpec p;
+  p.dp = 8;
+  TrainingSpec t;
+  t.global_batch = 8;
+  const hardware::ClusterSpec c = h100_nodes(1);
+  const auto v = counterfactual_savings(m, p, t, c);
+  const auto costs = compute_step_costs(m, p, t, c);
+  ASSERT_GT(costs.step_overhead_s, 0.01);  // the fitted host overhead, 0.01-0.30 s (compute.hpp)
+  EXPECT_NEAR(by_key(v).at("compute.host"), costs.step_overhead_s, 1e-9);
+  for (const char* part : {"compute.flops", "compute.hbm", "compute.host"}) EXPECT_GT(by_key(v).at("compute"), by_key(v).at(part)) << part;
+}
+
+TEST(Counterfactual, LargestSavingPicksTheClassThenItsPart) {
+  const std::vector<Counterfactual> v = {{"interconnect", 1, 3}, {"compute", 1, 2.5}, {"compute.flops", 1, 2.4},
+                                         {"interconnect.inter", 1, 2}, {"interconnect.intra", 1, 1.5}, {"pipeline", 1, 1}};
+  const auto b = largest_saving(v);
+  EXPECT_EQ(b.klass, "interconnect");
+  EXPECT_EQ(b.part, "interconnect.inter");  // not compute.flops, the largest part overall
+  EXPECT_DOUBLE_EQ(b.saved_s, 3);
+  EXPECT_EQ(class_of("memory.offload"), "memory");
+  EXPECT_EQ(class_of("pipeline"), "pipeline");
 }
 
 // Optimizer states offloaded to the CPU: the offload key appears and saves what running without it does.
@@ -85,7 +123,8 @@ TEST(Counterfactual, OffloadSavesWhatNotOffloadingDoes) {
   none.offload = Offload::kNone;
   const double expected = estimate_step(m, p, t, c).step_s - estimate_step(m, p, none, c).step_s;
   ASSERT_GT(expected, 0);
-  EXPECT_NEAR(by_key(v).at("offload"), expected, 1e-12);
+  EXPECT_NEAR(by_key(v).at("memory.offload"), expected, 1e-12);
+  EXPECT_EQ(largest_saving(v).part == "memory.offload", largest_saving(v).klass == "memory");
 }
 
 }  // namespace

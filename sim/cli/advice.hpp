@@ -1,0 +1,48 @@
+// Advice as simulated counterfactuals (issue 16): changes a user can make with --set on the same
+// cluster (schedule, layout, recompute, offload, overlap), each checked to load and to fit,
+// shortlisted by the closed-form step, then the shortlist simulated by the engine with the run's
+// own seed and options in worker processes, so that each printed gain is what running its --set
+// gives. The same batch measures what only the engine can: the run on a dedicated fabric
+// (contention removed) and without stragglers, for the bottleneck table and the stretch split.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cli/run_command.hpp"
+
+namespace trainsim::cli {
+
+struct AdviceCandidate {
+  std::string what;               // "interleaved schedule, 4 chunks per stage"
+  std::vector<std::string> sets;  // "parallelism.schedule=interleaved", ... (added after the user's)
+  double estimate_s = 0;          // closed-form step with the change
+};
+
+// Every candidate that loads with the user's sets plus its own and fits in memory, with its
+// closed-form step on `run_scenario`'s cluster (the one a platform file may have replaced), the
+// `top` fastest of those faster than `base_estimate_s` by at least 1%, fastest first.
+std::vector<AdviceCandidate> shortlist_advice(const std::string& path, const std::vector<std::string>& user_sets,
+                                              const config::Scenario& run_scenario, double base_estimate_s, size_t top);
+
+struct AdviceOptions {
+  std::string self;  // the trainsim binary (workers)
+  std::string path;  // scenario file
+  std::vector<std::string> sets;
+  uint64_t seed = 1;
+  int64_t steps = 0;
+  bool no_replicate = false;
+  std::string fidelity = "auto";
+  size_t top = 3;     // alternatives simulated (0: none)
+  bool progress = true;
+};
+
+// Simulates the shortlist and the engine-only counterfactuals; fills summary.advice (one line per
+// alternative that was faster, largest gain first, each "what: 11.22 s -> 8.02 s (-29%)  --set ..."),
+// the advice runs in `runs` (JSON `advice_runs`), the measured savings (interconnect.contention,
+// compute.stragglers) and the stretch split, then re-diagnoses.
+void simulate_advice(const AdviceOptions& options, const Outcome& outcome, report::RunSummary& summary,
+                     nlohmann::json& runs);
+
+}  // namespace trainsim::cli

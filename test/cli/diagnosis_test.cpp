@@ -1,0 +1,172 @@
+// Issue 16: the bottleneck is the class whose idealisation saves the most; each advice line is a
+// simulated alternative whose printed gain is what running its --set gives; the stretch is split by
+// cause and adds up. Drives the trainsim binary (each run is its own process: one SimGrid engine).
+#include "cli_test_util.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+using trainsim::testing::scenario;
+using trainsim::testing::trainsim;
+
+nlohmann::json run_json(const std::string& args) {
+  auto r = trainsim("run " + args + " --json - --quiet");
+  EXPECT_EQ(r.code, 0) << args << "\n" << r.err;
+  return r.code == 0 ? nlohmann::json::parse(r.out) : nlohmann::json::object();
+}
+
+// The class key (no dot) with the largest saving in bottleneck_savings_s.
+std::string largest_class(const nlohmann::json& savings) {
+  std::string best;
+  double most = -1;
+  for (const auto& [k, v] : savings.items())
+    if (k.find('.') == std::string::npos && v.get<double>() > most) {
+      best = k;
+      most = v.get<double>();
+    }
+  return best;
+}
+
+std::string largest_part_of(const nlohmann::json& savings, const std::string& klass) {
+  std::string best = klass;
+  double most = -1;
+  for (const auto& [k, v] : savings.items())
+    if (k.rfind(klass + ".", 0) == 0 && v.get<double>() > most) {
+      best = k;
+      most = v.get<double>();
+    }
+  return best;
+}
+
+double stretch_sum(const nlohmann::json& j) {
+  double sum = 0;
+  for (const auto& [k, v] : j["projection"]["stretch_days_by_cause"].items()) sum += v.get<double>();
+  return sum;
+}
+
+// The --set arguments at the end of an advice line ("what: a -> b (-x%)  --set k=v --set k2=v2").
+std::vector<std::string> sets_of(const std::string& line) {
+  std::vector<std::string> out;
+  std::istringstream in(line.substr(line.find("  --set ")));
+  std::string word;
+  while (in >> word)
+    if (word != "--set") out.push_back(word);
+  return out;
+}
+
+std::string signed_pct(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%+.1f%%", 100.0 * x);
+  return buf;
+}
+
+// Every shipped scenario: the named bottleneck is the class that saves the most, and the stretch
+// split adds up to stretch_days.
+TEST(DiagnosisTest, ShippedScenariosNameTheLargestSaving) {
+  int seen = 0;
+  for (const auto& e : std::filesystem::directory_iterator(std::string(TRAINSIM_SOURCE_DIR) + "/scenarios")) {
+    if (e.path().extension() != ".yaml") continue;
+    SCOPED_TRACE(e.path().filename().string());
+    const auto j = run_json(e.path().string() + " --steps 3 --advice 1");
+    if (!j.contains("bottleneck")) continue;
+    ++seen;
+    const auto& sv = j["bottleneck_savings_s"];
+    for (const char* k : {"compute", "interconnect", "pipeline"}) EXPECT_TRUE(sv.contains(k)) << k;
+    EXPECT_EQ(j["bottleneck"], largest_class(sv));
+    const double stretch = j["projection"]["stretch_days"].get<double>();
+    EXPECT_NEAR(stretch_sum(j), stretch, 1e-9 * std::max(1.0, stretch));
+    EXPECT_FALSE(j["advice"].empty());
+  }
+  EXPECT_GE(seen, 10);
+}
+
+struct Planted {
+  const char* name;
+  std::string args;
+  const char* klass;
+  const char* part;
+};
+
+// Four planted cases: the bottleneck names the class and the part the idealisations say, and the
+// first advice line's measured step is what running its --set gives (same seed, same steps).
+TEST(DiagnosisTest, PlantedCasesAndTheFirstAdviceLineReproduce) {
+  const std::vector<Planted> cases = {
+      {"PCIe TP-bound (TP4 over one 64 GB/s bridge)", scenario("gpt3-175b-pcie.yaml") + " --steps 3", "interconnect",
+       "interconnect.intra"},
+      {"bubble-bound (1F1B, 16 stages, 16 micro-batches)", scenario("llama3-405b-16k-1f1b.yaml") + " --steps 3", "pipeline",
+       "pipeline"},
+      {"offload-bound (7B, Adam states on the CPU, one micro-batch)",
+       scenario("llama2-7b-8gpu.yaml") + " --steps 3 --set training.offload=cpu --set training.global_batch=8", "memory",
+       "memory.offload"},
+      {"DP-network-bound (4 nodes, one 25 Gb/s NIC each)",
+       scenario("llama2-7b-8gpu.yaml") +
+           " --steps 3 --set cluster.nodes=4 --set parallelism.dp=32 --set training.global_batch=64"
+           " --set cluster.inter_node.nic_bandwidth=25Gbps --set cluster.inter_node.nics_per_node=1",
+       "interconnect", "interconnect.inter"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    const auto j = run_json(c.args);
+    ASSERT_TRUE(j.contains("bottleneck"));
+    const auto& sv = j["bottleneck_savings_s"];
+    EXPECT_EQ(j["bottleneck"], c.klass);
+    EXPECT_EQ(largest_class(sv), c.klass);
+    EXPECT_EQ(largest_part_of(sv, c.klass), c.part);
+    ASSERT_FALSE(j["advice"].empty());
+    const std::string first = j["advice"][0].get<std::string>();
+    ASSERT_NE(first.find("  --set "), std::string::npos) << first;
+    const auto sets = sets_of(first);
+    std::string extra;
+    for (const auto& s : sets) extra += " --set " + s;
+    const auto again = run_json(c.args + extra + " --advice 0");
+    const double base = j["step_time_s"]["mean"].get<double>();
+    const double after = again["step_time_s"]["mean"].get<double>();
+    EXPECT_LT(after, base);
+    // The run the advice made and the user's run of the same --set give the same step, and the
+    // line prints that gain.
+    bool found = false;
+    for (const auto& r : j["advice_runs"])
+      if (r["sets"].get<std::vector<std::string>>() == sets) {
+        found = true;
+        EXPECT_NEAR(r["step_time_s"].get<double>(), after, 1e-9 * after);
+      }
+    EXPECT_TRUE(found);
+    EXPECT_NE(first.find("(" + signed_pct(after / base - 1) + ")"), std::string::npos) << first << " vs " << after;
+  }
+}
+
+// The 405B report splits its stretch: pipeline bubble and the network's communication wait add up
+// to the whole (no contention or stragglers in the scenario); the console says which is the
+// network's. A shared fabric adds contention, measured against the same seed on a dedicated one.
+TEST(DiagnosisTest, StretchSplitsIntoBubbleAndTheNetworksShare) {
+  auto r = trainsim("run " + scenario("llama3-405b-16k.yaml") + " --steps 3 --advice 0 --quiet");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("the network's share"), std::string::npos);
+  const auto j = run_json(scenario("llama3-405b-16k.yaml") + " --steps 3 --advice 0");
+  const auto& c = j["projection"]["stretch_days_by_cause"];
+  EXPECT_GT(c["bubble"].get<double>(), 0);
+  EXPECT_GT(c["communication"].get<double>(), 0);
+  EXPECT_EQ(c["contention"].get<double>(), 0);
+  EXPECT_EQ(c["stragglers"].get<double>(), 0);
+  const double stretch = j["projection"]["stretch_days"].get<double>();
+  EXPECT_NEAR(c["bubble"].get<double>() + c["communication"].get<double>(), stretch, 1e-9 * stretch);
+
+  const auto shared = run_json(scenario("shared-tenants.yaml") + " --steps 6 --advice 1");
+  const auto& s = shared["projection"]["stretch_days_by_cause"];
+  EXPECT_GT(s["contention"].get<double>(), 0.5 * shared["projection"]["stretch_days"].get<double>());
+  EXPECT_NEAR(stretch_sum(shared), shared["projection"]["stretch_days"].get<double>(), 1e-9 * shared["projection"]["stretch_days"].get<double>());
+  // The contention saving is the run against the same seed with contention: null.
+  const auto dedicated = run_json(scenario("shared-tenants.yaml") + " --steps 6 --advice 0 --set contention=null");
+  EXPECT_NEAR(shared["bottleneck_savings_s"]["interconnect.contention"].get<double>(),
+              shared["step_time_s"]["mean"].get<double>() - dedicated["step_time_s"]["mean"].get<double>(), 1e-9);
+}
+
+}  // namespace
