@@ -206,6 +206,31 @@ RunSummary summarize(const config::Scenario& sc, const model::StepCosts& costs, 
     bubble_wait += g.bubble_s;
   }
   s.sync_wait_comm_share = comm_wait + bubble_wait > 0 ? comm_wait / (comm_wait + bubble_wait) : 0;
+  {
+    int64_t stages = 0;
+    for (const auto& g : run.gpus) stages = std::max(stages, g.stage + 1);
+    s.stages.resize(static_cast<size_t>(stages));
+    std::vector<double> replicas(static_cast<size_t>(stages), 0);
+    for (const auto& g : run.gpus) {
+      auto& b = s.stages[static_cast<size_t>(g.stage)];
+      b.compute_s += g.compute_s;
+      b.tp_comm_s += g.tp_comm_s;
+      b.comm_wait_s += g.comm_wait_s;
+      b.bubble_s += g.bubble_s;
+      b.optimizer_s += g.optimizer_s;
+      replicas[static_cast<size_t>(g.stage)] += 1;
+    }
+    for (size_t i = 0; i < s.stages.size(); ++i) {
+      auto& b = s.stages[i];
+      b.stage = static_cast<int64_t>(i);
+      const double per = std::max(1.0, replicas[i]) * n;  // totals over every step of every replica
+      b.compute_s /= per;
+      b.tp_comm_s /= per;
+      b.comm_wait_s /= per;
+      b.bubble_s /= per;
+      b.optimizer_s /= per;
+    }
+  }
   split_stretch(s, wait, wait, s.sync_wait_comm_share);
   s.micro_batches = costs.micro_batches;
   // Share of the critical stage's compute spent on recompute.
@@ -260,6 +285,15 @@ nlohmann::json to_json(const RunSummary& s) {
                       {"exposed_comm", s.exposed_comm_s},
                       {"bubble", s.bubble_s},
                       {"optimizer", s.optimizer_s}};
+  json stages = json::array();
+  for (const auto& b : s.stages)
+    stages.push_back({{"stage", b.stage},
+                      {"compute", b.compute_s},
+                      {"tp_comm", b.tp_comm_s},
+                      {"comm_wait", b.comm_wait_s},
+                      {"bubble", b.bubble_s},
+                      {"optimizer", b.optimizer_s}});
+  j["breakdown_by_stage_s"] = stages;
   j["sync_wait"] = {{"fraction", s.sync_wait_fraction},
                     {"mean_s", s.sync_wait_s},
                     {"comm_s", s.sync_wait_s * s.sync_wait_comm_share},

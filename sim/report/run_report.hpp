@@ -47,6 +47,13 @@ struct Projection {
   double days_with_failures = 0;      // days / goodput
 };
 
+// Where each pipeline stage's step goes, mean per step over the simulated replicas of that stage
+// (seconds; a stage's parts add up to the step up to the time it is idle after its last work).
+struct StageBreakdown {
+  int64_t stage = 0;
+  double compute_s = 0, tp_comm_s = 0, comm_wait_s = 0, bubble_s = 0, optimizer_s = 0;
+};
+
 struct RunSummary {
   std::string name;
   int64_t gpus = 0;
@@ -61,6 +68,7 @@ struct RunSummary {
   double sync_wait_fraction = 0;
   double sync_wait_s = 0;          // mean per step over GPUs: waiting on transfers and on other ranks
   double sync_wait_comm_share = 0; // the part of it waiting on transfers (engine GpuTotals)
+  std::vector<StageBreakdown> stages;  // JSON breakdown_by_stage_s
   Projection projection;
   std::string bottleneck;  // compute | memory | interconnect | pipeline
   std::string bottleneck_reason;
