@@ -33,19 +33,26 @@ struct GpuTotals {
   double bubble_s = 0;
 };
 
-// Chrome trace-event ("X" complete events), times in simulated seconds.
+// Chrome trace events, times in simulated seconds: 'X' complete slices, 'i' instants (step
+// markers), 's' / 'f' the two ends of a flow (a pipeline message from sender to receiver).
 struct TraceEvent {
   std::string name;
-  std::string category;  // forward | backward | optimizer | send | dp-sync | wait
+  std::string category;  // forward | backward | tp | optimizer | send | recv | bubble | dp-sync | step
   int64_t track = 0;     // index into RunResult::tracks
   double start_s = 0;
   double duration_s = 0;
+  char phase = 'X';
+  uint64_t flow = 0;     // 's' / 'f': the id both ends share
 };
 
 struct RunResult {
   std::vector<StepRecord> steps;
   std::vector<GpuTotals> gpus;
-  std::vector<std::string> tracks;  // names of trace tracks ("replica 0 stage 3", "... dp-sync")
+  // Trace tracks: "steps" first, then for each simulated GPU (the first rank of its TP x CP group)
+  // its compute stream, TP stream and DP stream. track_groups: the trace process of each track
+  // (0 = the run, r + 1 = replica r).
+  std::vector<std::string> tracks;
+  std::vector<int64_t> track_groups;
   std::vector<TraceEvent> trace;
   std::string fidelity;             // "full" | "symmetric"
   std::string network_model;

@@ -49,6 +49,7 @@ constexpr size_t kMaxEdgesPerPhase = 1024;
 // A p2p message: when the sender posted it (to split the receiver's wait into bubble and comm).
 struct Message {
   double posted_s = 0;
+  uint64_t flow = 0;  // trace flow id (0: not traced)
 };
 
 // A DP collective (or ZeRO-3 gather) queued on a stage's communication actor.
@@ -121,6 +122,7 @@ class StageActor {
   int64_t stage_;
   std::vector<CommJobPtr> pending_;
   std::mt19937_64 rng_;
+  bool tracing_ = false;  // this step is traced (send / receive record their slices and flows)
 };
 
 class Simulation {
@@ -199,12 +201,15 @@ class Simulation {
   sg4::Host* stage_host(int64_t replica, int64_t stage) const {
     return host_of_rank(layout_.rank(0, 0, replica, stage));
   }
-  int64_t track_of(int64_t replica, int64_t stage, bool comm) const {
-    return (replica * p_ + stage) * 2 + (comm ? 1 : 0);
+  // Trace tracks: 0 "steps", then per simulated GPU its compute, TP and DP streams.
+  enum Stream { kCompute = 0, kTp = 1, kDp = 2 };
+  int64_t track_of(int64_t replica, int64_t stage, Stream stream) const {
+    return 1 + (replica * p_ + stage) * 3 + stream;
   }
+  uint64_t next_flow_ = 0;
   bool traced(int64_t replica, int64_t step) const { return step < opt_.trace_steps && replica < 8; }
   void trace(int64_t track, const std::string& name, const char* cat, double start, double end) {
-    result_.trace.push_back({name, cat, track, start, end - start});
+    result_.trace.push_back({name, cat, track, start, end - start, 'X', 0});
   }
   // Gradient bytes of local chunk c on stage s (the stage's total split by parameter share).
   double chunk_share(int64_t stage, int64_t chunk) const {
@@ -281,7 +286,7 @@ void CommActor::operator()() {
       sg4::Comm::wait_all(comms);
     }
     if (barrier != nullptr && !job->phases.empty()) barrier->wait();  // and ends when all are done
-    if (job->traced) s.trace(s.track_of(replica_, stage_, true), job->name, "dp-sync", start, sg4::Engine::get_clock());
+    if (job->traced) s.trace(s.track_of(replica_, stage_, Simulation::kDp), job->name, "dp-sync", start, sg4::Engine::get_clock());
     job->done->release();
   }
 }
@@ -305,7 +310,12 @@ void StageActor::compute(double seconds, double tp_share, StepAccount& acc, cons
   const double end = sg4::Engine::get_clock();
   acc.tp_comm_s += (end - start) * tp_share;
   acc.compute_s += (end - start) * (1 - tp_share);
-  if (trace) sim_->trace(sim_->track_of(replica_, stage_, false), name, category, start, end);
+  if (trace) {
+    sim_->trace(sim_->track_of(replica_, stage_, Simulation::kCompute), name, category, start, end);
+    // The exposed TP/CP share of the pass, drawn at its end on the GPU's TP stream.
+    if (tp_share > 0)
+      sim_->trace(sim_->track_of(replica_, stage_, Simulation::kTp), "TP " + name, "tp", end - (end - start) * tp_share, end);
+  }
 }
 
 void StageActor::receive(sg4::Mailbox* box, StepAccount& acc) {
@@ -315,6 +325,13 @@ void StageActor::receive(sg4::Mailbox* box, StepAccount& acc) {
   const double posted = std::clamp(msg->posted_s, t0, t1);
   acc.bubble_s += posted - t0;  // the sender had not finished its own work yet
   acc.comm_s += t1 - posted;    // the transfer itself
+  if (tracing_ && msg->flow != 0) {
+    Simulation& s = *sim_;
+    const int64_t track = s.track_of(replica_, stage_, Simulation::kCompute);
+    if (posted > t0) s.trace(track, "bubble", "bubble", t0, posted);
+    s.trace(track, "recv " + box->get_name(), "recv", posted, t1);
+    s.result_.trace.push_back({"p2p", "p2p", track, posted, 0, 'f', msg->flow});
+  }
   delete msg;
 }
 
@@ -327,9 +344,15 @@ void StageActor::send(sg4::Mailbox* box, int64_t to_stage, double bytes, StepAcc
   const bool inter = s.layout_.node(s.layout_.rank(0, 0, replica_, stage_)) != s.layout_.node(s.layout_.rank(0, 0, replica_, to_stage));
   const model::NetCallCost call = model::p2p_call_cost(s.sc_.cluster, inter, bytes);
   if (call.latency_s > 0) sg4::this_actor::sleep_for(call.latency_s);
-  auto* msg = new Message{t0};
+  const uint64_t flow = tracing_ ? ++s.next_flow_ : 0;
+  auto* msg = new Message{t0, flow};  // the receiver owns it once put returns
   box->put(msg, static_cast<uint64_t>(std::max(1.0, std::round(bytes * call.wire_factor))));
   acc.comm_s += sg4::Engine::get_clock() - t0;
+  if (tracing_) {
+    const int64_t track = s.track_of(replica_, stage_, Simulation::kCompute);
+    s.trace(track, "send " + box->get_name() + " to stage " + std::to_string(to_stage), "send", t0, sg4::Engine::get_clock());
+    s.result_.trace.push_back({"p2p", "p2p", track, t0, 0, 's', flow});
+  }
 }
 
 void StageActor::submit(CommJobPtr job, bool pending) {
@@ -448,6 +471,8 @@ void StageActor::operator()() {
   std::vector<CommJobPtr> param_gather;  // ZeRO-1/2: parameter all-gather after the optimizer
   for (int64_t step = 0; step < s.opt_.steps; ++step) {
     const bool trace = s.traced(replica_, step);
+    tracing_ = trace;
+    const double step_start = sg4::Engine::get_clock();
     StepAccount acc;
     std::fill(backwards.begin(), backwards.end(), 0);
     pending_.clear();
@@ -493,7 +518,7 @@ void StageActor::operator()() {
     const double tail_s = stage_cost.optimizer_s + s.costs_.step_overhead_s;
     if (tail_s > 0) sg4::this_actor::execute(tail_s * sg4::this_actor::get_host()->get_speed());
     acc.optimizer_s += sg4::Engine::get_clock() - opt_start;
-    if (trace) s.trace(s.track_of(replica_, stage_, false), "optimizer", "optimizer", opt_start, sg4::Engine::get_clock());
+    if (trace) s.trace(s.track_of(replica_, stage_, Simulation::kCompute), "optimizer + fixed", "optimizer", opt_start, sg4::Engine::get_clock());
     if (multi && s.sc_.parallel.zero >= 1 && s.sc_.parallel.zero <= 2)
       param_gather = collective(parallel::CollectiveKind::kAllGather, stage_cost.param_bytes, s.real_buckets(stage_),
                                 "param all-gather", trace, false);
@@ -502,6 +527,12 @@ void StageActor::operator()() {
     s.step_barrier_->wait();
     const double now = sg4::Engine::get_clock();
     acc.bubble_s += now - b0;
+    if (trace && now > b0) s.trace(s.track_of(replica_, stage_, Simulation::kCompute), "step-end wait", "bubble", b0, now);
+    if (trace && me == 0) {
+      // Step markers: a slice per step on the "steps" track and an instant across the whole trace.
+      s.trace(0, "step " + std::to_string(step), "step", step_start, now);
+      s.result_.trace.push_back({"step " + std::to_string(step) + " end", "step", 0, now, 0, 'i', 0});
+    }
     s.accounts_[me][step] = acc;
     if (me == 0) {
       s.step_end_[step] = now;
@@ -612,10 +643,17 @@ RunResult Simulation::run(World world) {
     }
   }
 
+  result_.tracks.push_back("steps");
+  result_.track_groups.push_back(0);
   for (int64_t r = 0; r < replicas_; ++r) {
     for (int64_t st = 0; st < p_; ++st) {
-      result_.tracks.push_back("replica " + std::to_string(r) + " stage " + std::to_string(st));
-      result_.tracks.push_back("replica " + std::to_string(r) + " stage " + std::to_string(st) + " dp-sync");
+      // The simulated GPU is the first rank of its TP x CP group (the others run the same passes).
+      const int64_t rank = layout_.rank(0, 0, r, st);
+      const std::string gpu = "GPU " + std::to_string(rank) + " (stage " + std::to_string(st) + ")";
+      for (const char* stream : {"", " TP stream", " DP stream"}) {
+        result_.tracks.push_back(gpu + stream);
+        result_.track_groups.push_back(r + 1);
+      }
       sg4::Host* host = stage_host(r, st);
       auto actor = sg4::Actor::create("stage-" + std::to_string(r) + "-" + std::to_string(st), host, StageActor(this, r, st));
       for (int64_t rail = 0; rail < rails_; ++rail)

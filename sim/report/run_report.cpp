@@ -466,18 +466,40 @@ std::string steps_csv(const engine::RunResult& run) {
 std::string chrome_trace(const engine::RunResult& run) {
   using nlohmann::json;
   json events = json::array();
+  auto pid_of = [&](int64_t track) {
+    return static_cast<size_t>(track) < run.track_groups.size() ? run.track_groups[static_cast<size_t>(track)] : 0;
+  };
+  // Processes: the run (its step markers) and one per simulated replica; a thread per track.
+  int64_t groups = 0;
+  for (int64_t g : run.track_groups) groups = std::max(groups, g + 1);
+  for (int64_t g = 0; g < std::max<int64_t>(groups, 1); ++g) {
+    events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", g}, {"tid", 0},
+                      {"args", {{"name", g == 0 ? std::string("trainsim run") : "replica " + std::to_string(g - 1)}}}});
+    events.push_back({{"ph", "M"}, {"name", "process_sort_index"}, {"pid", g}, {"tid", 0}, {"args", {{"sort_index", g}}}});
+  }
   for (size_t t = 0; t < run.tracks.size(); ++t) {
-    events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", 0}, {"tid", t}, {"args", {{"name", run.tracks[t]}}}});
-    events.push_back({{"ph", "M"}, {"name", "thread_sort_index"}, {"pid", 0}, {"tid", t}, {"args", {{"sort_index", t}}}});
+    const int64_t pid = pid_of(static_cast<int64_t>(t));
+    events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", pid}, {"tid", t}, {"args", {{"name", run.tracks[t]}}}});
+    events.push_back({{"ph", "M"}, {"name", "thread_sort_index"}, {"pid", pid}, {"tid", t}, {"args", {{"sort_index", t}}}});
   }
   for (const auto& e : run.trace) {
-    events.push_back({{"ph", "X"},
-                      {"name", e.name},
-                      {"cat", e.category},
-                      {"pid", 0},
-                      {"tid", e.track},
-                      {"ts", e.start_s * 1e6},
-                      {"dur", e.duration_s * 1e6}});
+    json ev = {{"ph", std::string(1, e.phase)},
+               {"name", e.name},
+               {"cat", e.category},
+               {"pid", pid_of(e.track)},
+               {"tid", e.track},
+               {"ts", e.start_s * 1e6}};
+    switch (e.phase) {
+      case 'X': ev["dur"] = e.duration_s * 1e6; break;
+      case 'i': ev["s"] = "g"; break;  // global: a line across every track
+      case 's': ev["id"] = e.flow; break;
+      case 'f':
+        ev["id"] = e.flow;
+        ev["bp"] = "e";  // bind to the enclosing slice (the receive)
+        break;
+      default: break;
+    }
+    events.push_back(std::move(ev));
   }
   json j = {{"traceEvents", events}, {"displayTimeUnit", "ms"}};
   return j.dump();

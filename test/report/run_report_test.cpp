@@ -196,7 +196,11 @@ TEST(RunReportTest, TraceIsChromeTraceJson) {
       EXPECT_TRUE(e.contains("ts") && e.contains("dur") && e.contains("tid"));
     }
   EXPECT_EQ(complete, 2);
-  EXPECT_EQ(j["traceEvents"][0]["args"]["name"], "replica 0 stage 0");
+  // Without track groups every track is in process 0, named after the run; threads keep their names.
+  EXPECT_EQ(j["traceEvents"][0]["name"], "process_name");
+  EXPECT_EQ(j["traceEvents"][0]["args"]["name"], "trainsim run");
+  EXPECT_EQ(j["traceEvents"][2]["name"], "thread_name");
+  EXPECT_EQ(j["traceEvents"][2]["args"]["name"], "replica 0 stage 0");
 }
 
 }  // namespace
