@@ -29,10 +29,26 @@
 namespace trainsim::model {
 
 struct Counterfactual {
-  std::string resource;  // key above
-  double step_s = 0;     // the idealised step
-  double saved_s = 0;    // base step - step_s
+  std::string resource;    // key above
+  double step_s = 0;       // the idealised step
+  double saved_s = 0;      // base step - step_s
+  bool simulated = false;  // measured by the engine (cli/advice.hpp) rather than the closed form
 };
+
+// A scenario with one key idealised (one definition of each counterfactual). Bandwidths become a thousand times the scenario's: no
+// transfer of a step then takes measurable time, and every formula and SimGrid link stays finite.
+struct Idealised {
+  ModelSpec model;
+  ParallelSpec par;
+  TrainingSpec train;
+  hardware::ClusterSpec cluster;
+  bool no_host_overhead = false;  // StepCosts::step_overhead_s set to 0 after costing
+};
+// REQUIRES: `key` is one of the table's keys other than `pipeline` (a schedule, not a resource the
+// scenario can be given: the engine's own bubble measures it).
+Idealised idealise(const std::string& key, const ModelSpec& model, const ParallelSpec& par, const TrainingSpec& train,
+                   const hardware::ClusterSpec& cluster);
+
 
 // "interconnect.intra" -> "interconnect"; a class is its own class.
 std::string class_of(const std::string& key);
