@@ -151,7 +151,7 @@ void split_stretch(RunSummary& s, double dedicated_wait_s, double quiet_wait_s, 
 
 void add_measured_saving(RunSummary& s, const std::string& key, double base_s, double saved_s) {
   saved_s = std::max(0.0, saved_s);
-  s.savings.push_back({key, base_s - saved_s, saved_s});
+  s.savings.push_back({key, base_s - saved_s, saved_s, true});
   for (auto& c : s.savings)
     if (c.resource == model::class_of(key)) {
       c.saved_s += saved_s;
@@ -429,8 +429,9 @@ std::string console_table(const RunSummary& s) {
       }
     o << ")\n";
     auto line = [&](const model::Counterfactual& c, int indent) {
-      std::snprintf(buf, sizeof buf, "    %*s%-*s %12s  %6s\n", indent, "", 24 - indent, c.resource.c_str(),
-                    util::format_duration(c.saved_s).c_str(), pct(c.saved_s / std::max(c.step_s + c.saved_s, 1e-12)).c_str());
+      std::snprintf(buf, sizeof buf, "    %*s%-*s %12s  %6s%s\n", indent, "", 24 - indent, c.resource.c_str(),
+                    util::format_duration(c.saved_s).c_str(), pct(c.saved_s / std::max(c.step_s + c.saved_s, 1e-12)).c_str(),
+                    c.simulated ? "  (simulated: same seed without it)" : "");
       o << buf;
     };
     for (const auto& k : s.savings) {

@@ -71,7 +71,7 @@ std::string signed_pct(double x) {
 // Every shipped scenario: the named bottleneck is the class that saves the most, and the stretch
 // split adds up to stretch_days.
 TEST(DiagnosisTest, ShippedScenariosNameTheLargestSaving) {
-  int seen = 0;
+  int seen = 0, reproduced = 0;
   for (const auto& e : std::filesystem::directory_iterator(std::string(TRAINSIM_SOURCE_DIR) + "/scenarios")) {
     if (e.path().extension() != ".yaml") continue;
     SCOPED_TRACE(e.path().filename().string());
@@ -83,9 +83,19 @@ TEST(DiagnosisTest, ShippedScenariosNameTheLargestSaving) {
     EXPECT_EQ(j["bottleneck"], largest_class(sv));
     const double stretch = j["projection"]["stretch_days"].get<double>();
     EXPECT_NEAR(stretch_sum(j), stretch, 1e-9 * std::max(1.0, stretch));
-    EXPECT_FALSE(j["advice"].empty());
+    ASSERT_FALSE(j["advice"].empty());
+    // The first advice line, when it proposes a change, gives what running its --set gives.
+    const std::string first = j["advice"][0].get<std::string>();
+    if (first.find("  --set ") == std::string::npos) continue;
+    std::string extra;
+    for (const auto& s : sets_of(first)) extra += " --set " + s;
+    const auto again = run_json(e.path().string() + " --steps 3 --advice 0" + extra);
+    const double base = j["step_time_s"]["mean"].get<double>(), after = again["step_time_s"]["mean"].get<double>();
+    EXPECT_NE(first.find("(" + signed_pct(after / base - 1) + ")"), std::string::npos) << first << " vs " << after;
+    ++reproduced;
   }
   EXPECT_GE(seen, 10);
+  EXPECT_GE(reproduced, 6);
 }
 
 struct Planted {
