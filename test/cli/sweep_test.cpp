@@ -242,3 +242,21 @@ TEST(SweepTest, ResumeDoesNotReusePointsOfOtherOverrides) {
 }
 
 }  // namespace
+
+namespace {
+
+// Issue 16: a dedicated-fabric sweep whose knee comes from the fixed per-step work (optimizer step
+// and host overhead, paid once a step however few tokens each GPU gets) names that, not recompute:
+// Llama 2 7B, selective recompute, strong scaling at 256 sequences. The fixed share grows from 1%
+// towards a fifth of the step as each GPU's tokens per step fall 32-fold; the sweep table shows it.
+TEST(SweepTest, KneeFromTheFixedPerStepWorkIsNamed) {
+  auto j = sweep_json(scenario("llama2-7b-8gpu.yaml") +
+                      " --nodes 1..32 --steps 3 --set parallelism.recompute=selective --set training.global_batch=256");
+  ASSERT_FALSE(j["knee_nodes"].is_null());
+  EXPECT_EQ(j["knee_reason"].get<std::string>().rfind("compute: the fixed per-step work", 0), 0u) << j["knee_reason"];
+  const auto& pts = j["points"];
+  EXPECT_LT(pts[0]["fixed_share"].get<double>(), 0.02);
+  EXPECT_GT(pts[pts.size() - 1]["fixed_share"].get<double>(), 0.15);
+}
+
+}  // namespace
