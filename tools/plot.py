@@ -161,7 +161,12 @@ def plot_sweep(report, prefix):
     tps = [p["tokens_per_s"] for p in pts]
     ideal = [tps[0] * n / nodes[0] for n in nodes]
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4.2))
-    a1.plot(nodes, tps, "o-", label="simulated")
+    runs = report.get("runs", 1)
+    if runs > 1:  # mean and 95% interval over the seeds
+        a1.errorbar(nodes, tps, yerr=[p.get("tokens_per_s_ci95", 0) for p in pts], fmt="o-", capsize=3,
+                    label=f"simulated (mean of {runs} seeds, 95% CI)")
+    else:
+        a1.plot(nodes, tps, "o-", label="simulated")
     a1.plot(nodes, ideal, "--", color="grey", label="linear scaling")
     a1.set_yscale("log")
     a1.yaxis.set_major_formatter(FuncFormatter(tokens_fmt))
@@ -171,7 +176,13 @@ def plot_sweep(report, prefix):
     a1.set_xlabel("nodes")
     a1.set_ylabel("tokens/s")
     a1.legend(loc="upper left")
-    a2.plot(nodes, [100 * p["scaling_efficiency"] for p in pts], "o-")
+    eff = [100 * p["scaling_efficiency"] for p in pts]
+    if runs > 1:
+        lo = [e - 100 * p["scaling_efficiency_ci95"][0] for e, p in zip(eff, pts)]
+        hi = [100 * p["scaling_efficiency_ci95"][1] - e for e, p in zip(eff, pts)]
+        a2.errorbar(nodes, eff, yerr=[lo, hi], fmt="o-", capsize=3)
+    else:
+        a2.plot(nodes, eff, "o-")
     thr = 100 * report.get("threshold", 0.9)
     a2.axhline(thr, color="grey", ls=":")
     a2.text(all_nodes[0], thr + 1, f"{thr:.0f}% threshold", fontsize=8, color="grey", va="bottom")
@@ -190,6 +201,10 @@ def plot_sweep(report, prefix):
         reason = textwrap.fill(report.get("knee_reason", "").split(" (")[0], 42)
         # Inside the frame: left of the line when it is in the right half of the axis.
         right_half = all_nodes.index(knee) >= len(all_nodes) / 2 if knee in all_nodes else False
+        ci = report.get("knee_nodes_ci95")
+        if ci and ci[0]:
+            a2.axvspan(ci[0] / 1.1, (ci[1] or all_nodes[-1]) * 1.1, color="red", alpha=0.08, zorder=0)
+            reason = f"95% CI: {ci[0]:,} to {ci[1]:,} nodes\n" + reason if ci[1] else f"95% CI: from {ci[0]:,} nodes\n" + reason
         a2.annotate(f"knee: {knee:,} nodes\n{reason}", xy=(knee, 8), xytext=(-6 if right_half else 6, 0),
                     textcoords="offset points", ha="right" if right_half else "left", va="bottom", color="red",
                     fontsize=8)

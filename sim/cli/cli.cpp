@@ -55,6 +55,8 @@ int main(int argc, char** argv) {
   sweep_cmd->add_option("--steps", sweep.steps, "steps simulated per point (default: training.steps)")->check(CLI::Range(int64_t{1}, config::kMaxSteps));
   sweep_cmd->add_option("--resume", sweep.resume_path, "results file: finished points are kept and not recomputed");
   sweep_cmd->add_flag("--quiet", sweep.quiet, "no progress on standard error");
+  sweep_cmd->add_option("--runs", sweep.runs, "seeds per point: mean and 95% confidence interval per point (default 1)")->check(CLI::Range(int64_t{1}, int64_t{1000}));
+  sweep_cmd->add_option("--seed", sweep.seed, "first seed (default 1)");
   std::string sweep_slurm;
   sweep_cmd->add_option("--emit-slurm", sweep_slurm, "write a Slurm job-array script for this sweep (and its merge step); simulate nothing");
 

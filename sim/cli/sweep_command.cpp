@@ -39,8 +39,34 @@ struct Point {
   int64_t global_batch = 0;
   bool ok = false;
   std::string reason;
-  nlohmann::json report;
+  nlohmann::json report;                // the first seed's (bottleneck, shares)
+  std::vector<nlohmann::json> reports;  // every seed's, in seed order (--runs)
 };
+
+// Two-sided 95% Student t quantile for `df` degrees of freedom (tables; 1.96 beyond 120).
+double t975(int64_t df) {
+  static const double kT[] = {0,     12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+                              2.201, 2.179,  2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080,
+                              2.074, 2.069,  2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
+  if (df <= 0) return 0;
+  if (df <= 30) return kT[df];
+  if (df <= 60) return 2.042 + (2.000 - 2.042) * static_cast<double>(df - 30) / 30.0;
+  if (df <= 120) return 2.000 + (1.980 - 2.000) * static_cast<double>(df - 60) / 60.0;
+  return 1.96;
+}
+
+// Mean and half-width of its 95% confidence interval (0 with one value).
+std::pair<double, double> mean_ci(const std::vector<double>& v) {
+  if (v.empty()) return {0, 0};
+  double mean = 0;
+  for (double x : v) mean += x;
+  mean /= static_cast<double>(v.size());
+  if (v.size() < 2) return {mean, 0};
+  double sq = 0;
+  for (double x : v) sq += (x - mean) * (x - mean);
+  const double sd = std::sqrt(sq / static_cast<double>(v.size() - 1));
+  return {mean, t975(static_cast<int64_t>(v.size()) - 1) * sd / std::sqrt(static_cast<double>(v.size()))};
+}
 
 }  // namespace
 
@@ -74,7 +100,8 @@ struct SweepPlan {
   config::Scenario base;
   std::vector<Point> points;
   std::vector<WorkerOptions> work;
-  std::vector<size_t> work_point;  // work[k] simulates points[work_point[k]]
+  std::vector<size_t> work_point;  // work[k] simulates points[work_point[k]], seed opt.seed + work_run[k]
+  std::vector<int64_t> work_run;
 };
 
 SweepPlan plan_sweep(const SweepOptions& opt) {
@@ -113,12 +140,17 @@ SweepPlan plan_sweep(const SweepOptions& opt) {
       pt.reason = e.message();
       continue;
     }
-    WorkerOptions w;
-    w.scenario = opt.scenario;
-    w.sets = sets;
-    w.steps = opt.steps;
-    plan.work.push_back(w);
-    plan.work_point.push_back(i);
+    for (int64_t r = 0; r < opt.runs; ++r) {
+      WorkerOptions w;
+      w.scenario = opt.scenario;
+      w.sets = sets;
+      w.steps = opt.steps;
+      w.seed = opt.seed + static_cast<uint64_t>(r);
+      plan.work.push_back(w);
+      plan.work_point.push_back(i);
+      plan.work_run.push_back(r);
+    }
+    pt.reports.assign(static_cast<size_t>(opt.runs), nlohmann::json());
   }
   return plan;
 }
@@ -182,6 +214,8 @@ int emit_sweep_slurm(const SweepOptions& opt, const std::string& script_path, co
                       "--jobs", "1"};
   for (const auto& s : opt.sets) batch.merge_args.insert(batch.merge_args.end(), {"--set", s});
   if (opt.steps > 0) batch.merge_args.insert(batch.merge_args.end(), {"--steps", std::to_string(opt.steps)});
+  if (opt.runs > 1) batch.merge_args.insert(batch.merge_args.end(), {"--runs", std::to_string(opt.runs)});
+  if (opt.seed != 1) batch.merge_args.insert(batch.merge_args.end(), {"--seed", std::to_string(opt.seed)});
   if (!opt.json_path.empty()) batch.merge_args.insert(batch.merge_args.end(), {"--json", opt.json_path});
   if (!opt.csv_path.empty()) batch.merge_args.insert(batch.merge_args.end(), {"--csv", opt.csv_path});
   if (opt.quiet) batch.merge_args.push_back("--quiet");
@@ -214,22 +248,27 @@ int sweep_command(const SweepOptions& opt, const char* argv0) {
     resumed_jobs = read_job_results(opt.resume_path);
   }
   std::vector<Job> jobs;
-  std::vector<size_t> job_point;
+  std::vector<size_t> job_work;
+  // A seed's result: the point is feasible when every seed's run was.
+  auto record = [&](size_t k, bool ok, const std::string& reason, const nlohmann::json& report) {
+    Point& pt = points[plan.work_point[k]];
+    const auto r = static_cast<size_t>(plan.work_run[k]);
+    if (!ok && pt.reason.empty()) pt.reason = reason;
+    pt.reports[r] = ok ? report : nlohmann::json();
+  };
   for (size_t k = 0; k < plan.work.size(); ++k) {
     Point& pt = points[plan.work_point[k]];
     const nlohmann::json* done = nullptr;
     if (auto it = resumed_jobs.find(job_key(plan.work[k]).dump()); it != resumed_jobs.end())
       done = &it->second;
-    else if (auto it2 = resumed.find(pt.nodes); it2 != resumed.end())
+    else if (auto it2 = resumed.find(pt.nodes); it2 != resumed.end() && opt.runs == 1)
       done = &it2->second;
     if (done != nullptr) {
-      pt.ok = done->value("ok", false);
-      pt.reason = done->value("reason", "");
-      pt.report = done->value("report", nlohmann::json::object());
+      record(k, done->value("ok", false), done->value("reason", ""), done->value("report", nlohmann::json::object()));
       continue;
     }
     jobs.push_back(make_job(plan.work[k]));
-    job_point.push_back(plan.work_point[k]);
+    job_work.push_back(k);
   }
 
   // Results file: one JSON line per finished point, appended as it finishes (so a killed sweep
@@ -242,27 +281,31 @@ int sweep_command(const SweepOptions& opt, const char* argv0) {
   if (!opt.resume_path.empty() && world.reports()) resume_out.open(opt.resume_path, std::ios::app);
   size_t finished = 0;
   run_batch(self_exe(argv0), jobs, opt.jobs, [&](size_t j, const JobResult& r) {
-    Point& pt = points[job_point[j]];
-    if (r.ran) {
-      pt.ok = r.result.value("ok", false);
-      pt.reason = r.result.value("reason", "");
-      pt.report = r.result["report"];
-    } else {
-      pt.reason = "simulation failed: " + r.error;
-    }
+    const size_t k = job_work[j];
+    Point& pt = points[plan.work_point[k]];
+    const bool ok = r.ran && r.result.value("ok", false);
+    record(k, ok, r.ran ? r.result.value("reason", "") : "simulation failed: " + r.error,
+           r.ran ? r.result["report"] : nlohmann::json());
     if (resume_out && r.ran) {
-      nlohmann::json line = {{"nodes", pt.nodes}, {"scaling", opt.scaling}, {"ok", pt.ok}, {"reason", pt.reason}, {"report", pt.report}};
+      nlohmann::json line = {{"nodes", pt.nodes}, {"scaling", opt.scaling}, {"ok", ok}, {"reason", r.result.value("reason", "")},
+                             {"report", r.result["report"]}};
       if (r.result.contains("job")) line["job"] = r.result["job"];
       resume_out << line.dump() << "\n" << std::flush;
     }
     ++finished;
     if (!opt.quiet) {
       const std::string where = world.size > 1 ? " (rank " + std::to_string(r.rank) + ")" : "";
-      std::fprintf(stderr, "  point %zu/%zu: %lld nodes%s %s\n", finished, jobs.size(), static_cast<long long>(pt.nodes),
-                   where.c_str(), pt.ok ? "done" : ("infeasible: " + pt.reason).c_str());
+      const std::string seed = opt.runs > 1 ? " seed " + std::to_string(plan.work[k].seed) : "";
+      std::fprintf(stderr, "  run %zu/%zu: %lld nodes%s%s %s\n", finished, jobs.size(), static_cast<long long>(pt.nodes),
+                   seed.c_str(), where.c_str(), ok ? "done" : ("infeasible: " + pt.reason).c_str());
     }
   });
   if (!world.reports()) return 0;  // rank 0 writes the report
+  for (auto& pt : points) {
+    pt.ok = !pt.reports.empty() && pt.reason.empty() &&
+            std::all_of(pt.reports.begin(), pt.reports.end(), [](const nlohmann::json& j) { return j.is_object(); });
+    if (pt.ok) pt.report = pt.reports.front();
+  }
 
   // Scaling efficiency vs the smallest feasible point: per-GPU throughput ratio.
   nlohmann::json jpoints = nlohmann::json::array();
@@ -273,12 +316,25 @@ int sweep_command(const SweepOptions& opt, const char* argv0) {
       break;
     }
   nlohmann::json knee = nullptr;
+  nlohmann::json knee_earliest = nullptr, knee_latest = nullptr;  // 95% interval of the knee (--runs > 1)
   std::string knee_reason;
   std::string table;
   char buf[512];
-  std::snprintf(buf, sizeof buf, "  %7s %7s %6s %11s %13s %9s %7s %8s %8s %8s %8s %9s  %s\n", "nodes", "GPUs", "dp", "step (s)",
-                "tokens/s", "TFLOP/s", "eff", "tp comm", "comm", "bubble", "fixed", "sync", "bottleneck");
+  const bool many = opt.runs > 1;
+  std::snprintf(buf, sizeof buf, "  %7s %7s %6s %11s %13s %9s %7s%s %8s %8s %8s %8s %9s  %s\n", "nodes", "GPUs", "dp", "step (s)",
+                "tokens/s", "TFLOP/s", "eff", many ? "   ±95%" : "", "tp comm", "comm", "bubble", "fixed", "sync", "bottleneck");
   table += buf;
+  // Per point, over its seeds: tokens/s, step time and every share are means; efficiency is each
+  // seed's throughput per GPU against the reference point's mean, with a 95% t-interval that also
+  // carries the reference's own uncertainty (relative half-widths added in quadrature).
+  auto over_seeds = [](const Point& pt, auto&& f) {
+    std::vector<double> v;
+    for (const auto& r : pt.reports) v.push_back(f(r));
+    return v;
+  };
+  const double gpus_per_node = static_cast<double>(base.cluster.gpus_per_server());
+  const auto ref_tps = ref ? mean_ci(over_seeds(*ref, [](const nlohmann::json& r) { return r["tokens_per_s"].get<double>(); }))
+                           : std::pair<double, double>{0, 0};
   for (const auto& pt : points) {
     nlohmann::json j = {{"nodes", pt.nodes}, {"gpus", pt.nodes * base.cluster.gpus_per_server()}, {"dp", pt.dp},
                         {"global_batch", pt.global_batch}, {"feasible", pt.ok}};
@@ -291,37 +347,54 @@ int sweep_command(const SweepOptions& opt, const char* argv0) {
       continue;
     }
     const auto& r = pt.report;
-    const double step = r["step_time_s"]["mean"].get<double>();
-    const double tps = r["tokens_per_s"].get<double>();
-    const double gpus = static_cast<double>(pt.nodes * base.cluster.gpus_per_server());
-    const double ref_gpus = static_cast<double>(ref->nodes * base.cluster.gpus_per_server());
-    const double eff = (tps / gpus) / (ref->report["tokens_per_s"].get<double>() / ref_gpus);
-    const double comm = r["breakdown_s"]["exposed_comm"].get<double>() / step;
-    const double bubble = r["breakdown_s"]["bubble"].get<double>() / step;
-    const double tp_comm = r["breakdown_s"]["tp_comm"].get<double>() / step;
-    const double fixed = r["breakdown_s"]["optimizer"].get<double>() / step;
-    j["step_time_s"] = step;
-    j["tokens_per_s"] = tps;
-    j["tflops_per_gpu"] = r["tflops_per_gpu"];
-    j["mfu"] = r["mfu"];
+    const double gpus = static_cast<double>(pt.nodes) * gpus_per_node;
+    const double ref_gpus = static_cast<double>(ref->nodes) * gpus_per_node;
+    const auto step = mean_ci(over_seeds(pt, [](const nlohmann::json& x) { return x["step_time_s"]["mean"].get<double>(); }));
+    const auto tps = mean_ci(over_seeds(pt, [](const nlohmann::json& x) { return x["tokens_per_s"].get<double>(); }));
+    auto share = [&](const char* key) {
+      return mean_ci(over_seeds(pt, [&](const nlohmann::json& x) {
+               return x["breakdown_s"][key].get<double>() / x["step_time_s"]["mean"].get<double>();
+             })).first;
+    };
+    const double eff = (tps.first / gpus) / (ref_tps.first / ref_gpus);
+    const double eff_ci = &pt == ref ? 0.0
+                                     : eff * std::hypot(tps.second / std::max(tps.first, 1e-300),
+                                                        ref_tps.second / std::max(ref_tps.first, 1e-300));
+    const double comm = share("exposed_comm"), bubble = share("bubble"), tp_comm = share("tp_comm"), fixed = share("optimizer");
+    const double sync = mean_ci(over_seeds(pt, [](const nlohmann::json& x) { return x["sync_wait"]["fraction"].get<double>(); })).first;
+    j["step_time_s"] = step.first;
+    j["tokens_per_s"] = tps.first;
+    j["tflops_per_gpu"] = r["tflops_per_gpu"].get<double>() * r["step_time_s"]["mean"].get<double>() / step.first;
+    j["mfu"] = r["mfu"].get<double>() * r["step_time_s"]["mean"].get<double>() / step.first;
     j["scaling_efficiency"] = eff;
     j["exposed_comm_share"] = comm;
     j["bubble_share"] = bubble;
     j["tp_comm_share"] = tp_comm;
     j["fixed_share"] = fixed;
-    j["sync_wait_fraction"] = r["sync_wait"]["fraction"];
+    j["sync_wait_fraction"] = sync;
     j["bottleneck"] = r["bottleneck"];
     j["bottleneck_reason"] = r["bottleneck_reason"];
     j["micro_batches"] = r.value("micro_batches", 0);
-    j["projection_days"] = r["projection"]["days"];
+    j["projection_days"] = r["projection"]["days"].get<double>() * step.first / r["step_time_s"]["mean"].get<double>();
+    if (many) {
+      j["runs"] = opt.runs;
+      j["step_time_s_ci95"] = step.second;
+      j["tokens_per_s_ci95"] = tps.second;
+      j["scaling_efficiency_ci95"] = {eff - eff_ci, eff + eff_ci};
+      j["step_time_s_runs"] = over_seeds(pt, [](const nlohmann::json& x) { return x["step_time_s"]["mean"].get<double>(); });
+    }
     if (knee.is_null() && eff < opt.threshold) {
       knee = pt.nodes;
       knee_reason = knee_cause(ref->report, ref_gpus, r, gpus);
     }
-    std::snprintf(buf, sizeof buf, "  %7lld %7lld %6lld %11.3f %13.0f %9.1f %6.1f%% %7.1f%% %7.1f%% %7.1f%% %7.1f%% %8.1f%%  %s\n",
-                  static_cast<long long>(pt.nodes), static_cast<long long>(gpus), static_cast<long long>(pt.dp), step, tps,
-                  r["tflops_per_gpu"].get<double>(), 100 * eff, 100 * tp_comm, 100 * comm, 100 * bubble, 100 * fixed,
-                  100 * r["sync_wait"]["fraction"].get<double>(), r["bottleneck"].get<std::string>().c_str());
+    if (knee_earliest.is_null() && eff - eff_ci < opt.threshold) knee_earliest = pt.nodes;
+    if (knee_latest.is_null() && eff + eff_ci < opt.threshold) knee_latest = pt.nodes;
+    char ci[16] = "";
+    if (many) std::snprintf(ci, sizeof ci, " %5.1f", 100 * eff_ci);
+    std::snprintf(buf, sizeof buf, "  %7lld %7lld %6lld %11.3f %13.0f %9.1f %6.1f%%%s %7.1f%% %7.1f%% %7.1f%% %7.1f%% %8.1f%%  %s\n",
+                  static_cast<long long>(pt.nodes), static_cast<long long>(gpus), static_cast<long long>(pt.dp), step.first, tps.first,
+                  j["tflops_per_gpu"].get<double>(), 100 * eff, ci, 100 * tp_comm, 100 * comm, 100 * bubble, 100 * fixed,
+                  100 * sync, r["bottleneck"].get<std::string>().c_str());
     table += buf;
     jpoints.push_back(j);
   }
@@ -331,26 +404,42 @@ int sweep_command(const SweepOptions& opt, const char* argv0) {
                         {"points", jpoints},
                         {"knee_nodes", knee},
                         {"knee_reason", knee_reason},
+                        {"runs", opt.runs},
                         {"network_model", "CM02"}};
   std::FILE* console = opt.json_path == "-" ? stderr : stdout;
   std::fprintf(console, "trainsim sweep: %s (%s scaling, efficiency vs %lld nodes)\n\n%s\n", base.name.c_str(),
                opt.scaling.c_str(), ref ? static_cast<long long>(ref->nodes) : 0LL, table.c_str());
+  if (many) {
+    out["knee_nodes_ci95"] = {knee_earliest, knee_latest};
+    std::fprintf(console, "  %lld seeds per point (seeds %llu..%llu); eff ±95%%: half-width of the 95%% confidence interval\n",
+                 static_cast<long long>(opt.runs), static_cast<unsigned long long>(opt.seed),
+                 static_cast<unsigned long long>(opt.seed + static_cast<uint64_t>(opt.runs) - 1));
+  }
   if (knee.is_null())
     std::fprintf(console, "  scaling efficiency stays above %.0f%% over the sweep\n", 100 * opt.threshold);
   else
     std::fprintf(console, "  knee: scaling efficiency falls below %.0f%% at %lld nodes (%s)\n", 100 * opt.threshold,
                  static_cast<long long>(knee.get<int64_t>()), knee_reason.c_str());
+  if (many && !knee_earliest.is_null()) {
+    const std::string latest = knee_latest.is_null() ? "not surely within the sweep" : "surely by " + std::to_string(knee_latest.get<int64_t>()) + " nodes";
+    std::fprintf(console, "  the knee with 95%% confidence: possibly from %lld nodes, %s\n",
+                 static_cast<long long>(knee_earliest.get<int64_t>()), latest.c_str());
+  }
   if (!opt.json_path.empty()) util::write_output(opt.json_path, out.dump(2) + "\n");
   if (!opt.csv_path.empty()) {
-    std::string csv = "nodes,gpus,dp,feasible,step_time_s,tokens_per_s,tflops_per_gpu,scaling_efficiency,exposed_comm_share,bubble_share,sync_wait_fraction\n";
+    std::string csv = "nodes,gpus,dp,feasible,step_time_s,tokens_per_s,tflops_per_gpu,scaling_efficiency,exposed_comm_share,bubble_share,sync_wait_fraction,"
+                      "scaling_efficiency_lo,scaling_efficiency_hi\n";
     for (const auto& j : jpoints) {
       if (!j["feasible"].get<bool>()) {
-        std::snprintf(buf, sizeof buf, "%lld,%lld,%lld,0,,,,,,,\n", j["nodes"].get<long long>(), j["gpus"].get<long long>(), j["dp"].get<long long>());
+        std::snprintf(buf, sizeof buf, "%lld,%lld,%lld,0,,,,,,,,,\n", j["nodes"].get<long long>(), j["gpus"].get<long long>(), j["dp"].get<long long>());
       } else {
-        std::snprintf(buf, sizeof buf, "%lld,%lld,%lld,1,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g\n", j["nodes"].get<long long>(),
+        const double eff = j["scaling_efficiency"].get<double>();
+        const double lo = j.contains("scaling_efficiency_ci95") ? j["scaling_efficiency_ci95"][0].get<double>() : eff;
+        const double hi = j.contains("scaling_efficiency_ci95") ? j["scaling_efficiency_ci95"][1].get<double>() : eff;
+        std::snprintf(buf, sizeof buf, "%lld,%lld,%lld,1,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g\n", j["nodes"].get<long long>(),
                       j["gpus"].get<long long>(), j["dp"].get<long long>(), j["step_time_s"].get<double>(),
-                      j["tokens_per_s"].get<double>(), j["tflops_per_gpu"].get<double>(), j["scaling_efficiency"].get<double>(),
-                      j["exposed_comm_share"].get<double>(), j["bubble_share"].get<double>(), j["sync_wait_fraction"].get<double>());
+                      j["tokens_per_s"].get<double>(), j["tflops_per_gpu"].get<double>(), eff,
+                      j["exposed_comm_share"].get<double>(), j["bubble_share"].get<double>(), j["sync_wait_fraction"].get<double>(), lo, hi);
       }
       csv += buf;
     }

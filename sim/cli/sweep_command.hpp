@@ -19,6 +19,8 @@ struct SweepOptions {
   int64_t steps = 0;
   std::string resume_path;        // JSON-lines results file: finished points kept, not recomputed
   bool quiet = false;
+  int64_t runs = 1;               // seeds per point (seed, seed + 1, ...): mean and 95% interval per point
+  uint64_t seed = 1;
 };
 
 // Parses "8,16,32" or "8..2048". Throws util::InputError("--nodes: ...").

@@ -260,3 +260,39 @@ TEST(SweepTest, KneeFromTheFixedPerStepWorkIsNamed) {
 }
 
 }  // namespace
+
+namespace {
+
+// Issue 17: `sweep --runs 8` on the contended scenario (4 tenants on a 2:1 oversubscribed fabric):
+// every point is the mean of 8 seeds with a 95% t-interval; efficiency never rises significantly
+// with more nodes (each point's interval reaches below the previous one's upper end), and the knee
+// comes with its interval (possibly from / surely by), the mean's knee inside it.
+TEST(SweepTest, SeedsPerPointGiveIntervalsAndAMonotoneEfficiency) {
+  auto j = sweep_json(scenario("shared-tenants.yaml") + " --nodes 2..16 --steps 20 --runs 8");
+  EXPECT_EQ(j["runs"], 8);
+  const auto& pts = j["points"];
+  ASSERT_EQ(pts.size(), 4u);
+  double prev_hi = 1e9;
+  for (const auto& p : pts) {
+    ASSERT_TRUE(p["feasible"].get<bool>()) << p.dump();
+    ASSERT_EQ(p["step_time_s_runs"].size(), 8u);
+    // The point's step is the mean of its seeds' steps.
+    double sum = 0;
+    for (const auto& x : p["step_time_s_runs"]) sum += x.get<double>();
+    EXPECT_NEAR(p["step_time_s"].get<double>(), sum / 8, 1e-9 * sum);
+    const double lo = p["scaling_efficiency_ci95"][0].get<double>(), hi = p["scaling_efficiency_ci95"][1].get<double>();
+    EXPECT_LE(lo, p["scaling_efficiency"].get<double>());
+    EXPECT_GE(hi, p["scaling_efficiency"].get<double>());
+    EXPECT_LE(lo, prev_hi) << "efficiency rises beyond its interval at " << p["nodes"];
+    prev_hi = hi;
+  }
+  // Contention makes seeds differ: the intervals are not empty beyond the reference point.
+  EXPECT_GT(pts[2]["scaling_efficiency_ci95"][1].get<double>() - pts[2]["scaling_efficiency_ci95"][0].get<double>(), 0.01);
+  ASSERT_FALSE(j["knee_nodes"].is_null());
+  const auto& ci = j["knee_nodes_ci95"];
+  ASSERT_FALSE(ci[0].is_null());
+  EXPECT_LE(ci[0].get<int64_t>(), j["knee_nodes"].get<int64_t>());
+  if (!ci[1].is_null()) EXPECT_GE(ci[1].get<int64_t>(), j["knee_nodes"].get<int64_t>());
+}
+
+}  // namespace
