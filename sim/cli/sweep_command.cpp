@@ -106,7 +106,7 @@ struct SweepPlan {
 
 SweepPlan plan_sweep(const SweepOptions& opt) {
   const auto nodes = parse_node_list(opt.nodes);
-  SweepPlan plan{config::load_scenario(opt.scenario, parse_overrides(opt.sets)), {}, {}, {}};
+  SweepPlan plan{config::load_scenario(opt.scenario, parse_overrides(opt.sets)), {}, {}, {}, {}};
   const config::Scenario& base = plan.base;
   const auto& par = base.parallel;
   const int64_t per_replica = par.tp * par.pp * par.cp;
