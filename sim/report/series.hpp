@@ -1,0 +1,46 @@
+// What a few simulated windows of a run say about the whole run (issue 17): step-level variability
+// (what a dashboard shows minute to minute) and run-level uncertainty (the distribution of the whole
+// run's days), kept apart because the second shrinks with the run's length and the first does not.
+//
+// Method. The step series of R seeds (warm-up step dropped): each about its own mean, the within-run
+// noise sd_w and its integrated autocorrelation time tau = 1 + 2 sum_k rho_k (Sokal's automatic
+// window: the smallest M with M >= 5 tau(M)), how many steps one independent sample is worth. A
+// window of n steps then has a mean whose variance from within-run noise is sd_w^2 tau / n; when the
+// R window means spread more than that (chi-square test, 95%), the excess is a component that
+// persists for the whole run (the job mix a seed draws), `between_sd`. The whole run's mean step is
+// then normal with variance between_sd^2 + sd_w^2 tau / N (N its steps); its days are that times
+// N / 86400, times each seed's failure stretch when the scenario has failures.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace trainsim::report {
+
+struct SeriesStats {
+  double mean = 0, sd = 0;       // over every pooled step (about the grand mean: what a dashboard sees)
+  double within_sd = 0;          // about each seed's own mean: the noise within a run
+  double p50 = 0, p99 = 0;       // step-time percentiles over every pooled step
+  double tau_steps = 1;          // integrated autocorrelation time, steps
+  int64_t steps = 0;             // pooled steps (R x window, warm-up dropped)
+  int64_t window = 0;            // steps per seed used
+  double window_means_sd = 0;    // sd of the R window means
+  double between_sd = 0;         // persistent seed-to-seed sd of the mean step (0 when not significant)
+};
+
+// REQUIRES: every series has the same length >= 2 (the first step of each is dropped as warm-up).
+SeriesStats analyse_series(const std::vector<std::vector<double>>& series);
+
+// Standard deviation of the mean step over a run of `total_steps` steps.
+double run_mean_sd(const SeriesStats& s, double total_steps);
+
+// Standard error of s.mean itself, from how much was simulated: sd^2 tau / steps pooled, plus the
+// persistent component over the R seeds. The 95% interval of the projected mean is +-1.96 of it.
+double mean_step_se(const SeriesStats& s, int64_t seeds);
+
+// Quantiles of the whole run's days: mean step ~ N(s.mean, run_mean_sd), days = mean step x
+// total_steps / 86400 x stretch[i] for each seed's failure stretch (days with failures / days; 1
+// without failures), the mixture evaluated at 40 normal quantiles per seed.
+std::vector<double> run_level_days(const SeriesStats& s, double total_steps, const std::vector<double>& stretch);
+
+}  // namespace trainsim::report
