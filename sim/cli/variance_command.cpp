@@ -176,6 +176,7 @@ int variance_command(const VarianceOptions& opt, const char* argv0, const std::s
                         {"run_hours", total_steps * step_s / 3600},
                         {"mean_step_sd_s", report::run_mean_sd(ss, total_steps)},
                         {"between_seed_sd_s", ss.between_sd},
+                        {"between_seed_tested", ss.separable},
                         {"window_means_sd_s", ss.window_means_sd},
                         {"method",
                          "pooled step series (warm-up step dropped), integrated autocorrelation time (Sokal window); "
@@ -212,8 +213,11 @@ int variance_command(const VarianceOptions& opt, const char* argv0, const std::s
                  mean_days_ci, dd.p10, dd.p50, dd.p90);
     std::fprintf(console, "    behind it                %lld x %lld simulated steps = %.2f hours of the run's %.0f; %s\n",
                  static_cast<long long>(opt.runs), static_cast<long long>(ss.window), simulated_s / 3600, total_steps * step_s / 3600,
-                 ss.between_sd > 0 ? ("seed-to-seed component " + std::to_string(ss.between_sd) + " s per step persists for the whole run").c_str()
-                                   : "the seeds' windows differ no more than their own noise explains");
+                 ss.between_sd > 0 ? ("a seed-to-seed component of " + std::to_string(ss.between_sd) + " s per step persists for the whole run").c_str()
+                 : ss.separable    ? "the seeds' windows differ no more than their own noise explains"
+                                   : ("windows shorter than " + std::to_string(static_cast<int64_t>(report::kSeparableTaus)) +
+                                      " autocorrelation times cannot show a seed-to-seed component (--steps " +
+                                      std::to_string(static_cast<int64_t>(std::ceil(report::kSeparableTaus * ss.tau_steps)) + 1) + " can)").c_str());
     std::fprintf(console, "\n  simulated windows (%lld steps each; their spread shrinks as windows grow: not the run's)\n",
                  static_cast<long long>(ss.window + 1));
   }

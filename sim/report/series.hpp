@@ -4,9 +4,11 @@
 //
 // Method. The step series of R seeds (warm-up step dropped): each about its own mean, the within-run
 // noise sd_w and its integrated autocorrelation time tau = 1 + 2 sum_k rho_k (Sokal's automatic
-// window: the smallest M with M >= 5 tau(M)), how many steps one independent sample is worth. A
+// window: the smallest M with M >= 5 tau(M); or, when larger, the batch-means estimate over quarters
+// of each window), how many steps one independent sample is worth. A
 // window of n steps then has a mean whose variance from within-run noise is sd_w^2 tau / n; when the
-// R window means spread more than that (chi-square test, 95%), the excess is a component that
+// R window means spread more than that (chi-square test, 99%; only for windows of at least
+// kSeparableTaus autocorrelation times), the excess is a component that
 // persists for the whole run (the job mix a seed draws), `between_sd`. The whole run's mean step is
 // then normal with variance between_sd^2 + sd_w^2 tau / N (N its steps); its days are that times
 // N / 86400, times each seed's failure stretch when the scenario has failures.
@@ -17,6 +19,11 @@
 
 namespace trainsim::report {
 
+// Windows shorter than this many autocorrelation times cannot tell a persistent seed component from
+// fluctuations slower than the window (the autocorrelation estimate is itself biased low there): the
+// component is then not claimed, and `separable` says so.
+inline constexpr double kSeparableTaus = 100;
+
 struct SeriesStats {
   double mean = 0, sd = 0;       // over every pooled step (about the grand mean: what a dashboard sees)
   double within_sd = 0;          // about each seed's own mean: the noise within a run
@@ -26,6 +33,7 @@ struct SeriesStats {
   int64_t window = 0;            // steps per seed used
   double window_means_sd = 0;    // sd of the R window means
   double between_sd = 0;         // persistent seed-to-seed sd of the mean step (0 when not significant)
+  bool separable = false;        // window >= kSeparableTaus x tau: between_sd was tested
 };
 
 // REQUIRES: every series has the same length >= 2 (the first step of each is dropped as warm-up).
