@@ -82,6 +82,7 @@ void check_simulable(const config::Scenario& scenario, int64_t steps, config::Fi
 Outcome simulate_scenario(const config::Scenario& scenario, const SimulateOptions& options) {
   Outcome out;
   out.scenario = scenario;
+  out.scenario.cluster.routing_seed = options.seed;  // ECMP hashes differ from run to run
   const auto mem = model::memory_per_gpu(scenario.model, scenario.parallel, scenario.training, scenario.cluster);
   const double cap = model::usable_capacity_bytes(scenario.cluster.gpu);
   if (mem.total() > cap) {

@@ -1,5 +1,6 @@
 #include "cli/variance_command.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -30,7 +31,8 @@ std::vector<WorkerOptions> variance_work(const VarianceOptions& opt, bool with_d
     WorkerOptions w;
     w.scenario = opt.scenario;
     w.sets = opt.sets;
-    if (dedicated) w.sets.insert(w.sets.end(), {"contention.tenants=0", "stragglers.count=0", "stragglers.jitter=0"});
+    if (dedicated)
+      w.sets.insert(w.sets.end(), {"contention.tenants=0", "stragglers.count=0", "stragglers.jitter=0", "cluster.inter_node.routing=adaptive"});
     w.seed = seed;
     w.steps = opt.steps;
     w.no_replicate = opt.no_replicate;
@@ -42,7 +44,9 @@ std::vector<WorkerOptions> variance_work(const VarianceOptions& opt, bool with_d
   return work;
 }
 
-bool has_noise(const config::Scenario& s) { return s.contention.has_value() || s.stragglers.has_value(); }
+bool has_noise(const config::Scenario& s) {
+  return s.contention.has_value() || s.stragglers.has_value() || s.cluster.ecmp;
+}
 
 }  // namespace
 
@@ -142,7 +146,11 @@ int variance_command(const VarianceOptions& opt, const char* argv0, const std::s
   double total_steps = 0;
   for (int64_t i = 0; i < opt.runs; ++i) {
     const auto& res = results[static_cast<size_t>(i)].result;
-    series.push_back(res["step_times"].get<std::vector<double>>());
+    auto steps = res["step_times"].get<std::vector<double>>();
+    // A run that reached its steady state and replicated it has nothing random in it (engine:
+    // can_replicate): its steady step is the whole run's, the warm-up transient none of it.
+    if (res["report"].value("steps_replicated", 0) > 0 && !steps.empty()) std::fill(steps.begin() + 1, steps.end(), steps.back());
+    series.push_back(std::move(steps));
     const auto& p = res["report"]["projection"];
     total_steps = p["total_steps"].get<double>();
     const double plain = p["days"].get<double>();

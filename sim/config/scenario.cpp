@@ -108,7 +108,7 @@ const std::vector<std::string> kGpuKeys = {"base",      "name",      "hbm",     
                                            "peak_fp16", "peak_fp8",  "peak_fp32", "nvlink_bandwidth", "pcie_bandwidth"};
 const std::vector<std::string> kIntraKeys = {"fabric",  "bandwidth", "latency", "pcie_switch_gpus", "pcie_switch_uplink",
                                              "sockets", "inter_socket_bandwidth"};
-const std::vector<std::string> kInterKeys = {"topology", "nic_bandwidth", "nics_per_node", "latency", "oversubscription"};
+const std::vector<std::string> kInterKeys = {"topology", "nic_bandwidth", "nics_per_node", "latency", "oversubscription", "routing"};
 const std::vector<std::string> kParallelKeys = {"tp",       "pp",        "dp",        "cp",
                                                 "micro_batch", "schedule", "virtual_stages", "zero",
                                                 "recompute", "sequence_parallel", "overlap_grad_reduce", "layers_per_stage",
@@ -423,6 +423,7 @@ class Reader {
     if (auto f = get(inter, "latency")) c.inter_latency_s = detail::to_time(*f, false);
     c.oversubscription = 1.0;
     if (auto f = get(inter, "oversubscription")) c.oversubscription = detail::to_number(*f, 1, kInf);
+    if (auto f = get(inter, "routing")) c.ecmp = choice(*f, {"adaptive", "ecmp"}, std::vector{false, true});
 
     if (auto f = get(b, "nvlink_domain")) read_nvlink_domain(*f, c);
     if (auto f = get(b, "platform")) {

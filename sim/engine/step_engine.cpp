@@ -608,9 +608,11 @@ RunResult Simulation::run(World world) {
   //  - otherwise (rail-optimised fabric with oversubscription or tenants, platform files of unknown
   //    shape) every rail is simulated, one communication actor each. Exact, and much slower.
   const auto& cl = sc_.cluster;
-  const bool built_whole_node_leaves = cl.platform_file.empty() && cl.topology != hardware::Topology::kRailOptimized;
+  //  (ECMP hashes each rail's flows onto its own cables: no rule holds, every rail is simulated.)
+  const bool built_whole_node_leaves =
+      cl.platform_file.empty() && cl.topology != hardware::Topology::kRailOptimized && !cl.ecmp;
   const bool rails_compete = cl.topology == hardware::Topology::kShared || cl.oversubscription > 1 ||
-                             (sc_.contention && sc_.contention->tenants > 0) || !cl.platform_file.empty();
+                             (sc_.contention && sc_.contention->tenants > 0) || !cl.platform_file.empty() || cl.ecmp;
   rails_ = 1;
   if (layout_.tp > 1 && built_whole_node_leaves) {
     std::set<sg4::Link*> scaled;

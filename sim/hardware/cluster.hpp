@@ -50,6 +50,12 @@ struct ClusterSpec {
   int64_t nics_per_node = 8;
   double inter_latency_s = 5e-6;
   double oversubscription = 1.0;       // >= 1; aggregation-layer oversubscription
+  // How flows spread over a switch's parallel uplink cables. adaptive: ideally (one link of their
+  // summed capacity, today's default: adaptive routing / packet spraying). ecmp: each flow (GPU
+  // pair and direction) hashed onto one cable, so two long flows can land on one cable while others
+  // idle; the hash is seeded per run (routing_seed, set from the run's seed).
+  bool ecmp = false;
+  uint64_t routing_seed = 0;
   std::string platform_file;           // SimGrid XML replacing the builder; "" = build from this spec
   // NVLink domain larger than a server (GB200 NVL72: 18 trays of 4 GPUs on one NVLink switch
   // system): the loader folds the domain into one simulated node of nvlink_domain GPUs (nodes and

@@ -133,6 +133,12 @@ FabricPlan plan_fabric(const hardware::ClusterSpec& c) {
           {TreeLevelRole::kCore, leaves / pod, 1, static_cast<double>(pod) * leaf_uplink_Bps, shared});
     }
   }
+  // Switch-to-switch links are bundles of port-speed cables (at least one).
+  for (size_t k = 1; k < p.levels.size(); ++k)
+    if (p.levels[k - 1].role != TreeLevelRole::kNic)
+      p.levels[k].cables = std::max<int64_t>(1, std::llround(p.levels[k].down_link_Bps / p.port_Bps));
+  p.ecmp = c.ecmp;
+  p.routing_seed = c.routing_seed;
   return p;
 }
 

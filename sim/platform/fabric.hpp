@@ -51,6 +51,10 @@ struct TreeLevel {
   int64_t switches = 1;             // switches at this level
   double down_link_Bps = 0;         // per direction, of the link from each child up to this level
   bool shared = false;              // other tenants' traffic crosses these links (kShared topology)
+  // Parallel cables making up each such link when the children are switches (their uplink ports:
+  // the link's capacity over the port bandwidth); with ECMP each is its own link, else one link
+  // carries their sum.
+  int64_t cables = 1;
 };
 
 struct FabricPlan {
@@ -62,6 +66,8 @@ struct FabricPlan {
   bool rail_major = false;          // leaf order: rail-major (rail-optimized) or node-major
   std::vector<TreeLevel> levels;    // bottom-up; levels[0] holds the GPUs' own links
   double gpu_link_latency_s = 0;    // on each GPU's link, each direction (= inter_latency_s / 2)
+  bool ecmp = false;                // switch uplinks as separate cables, a flow hashed onto one
+  uint64_t routing_seed = 0;
 
   int64_t gpus() const { return nodes * gpus_per_node; }
   // Switch levels above the NICs (1 = one leaf switch, 2 = leaf + spine, 3 = leaf + aggregation + core).

@@ -56,6 +56,7 @@ void TreeZone::populate() {
   const size_t levels = plan_.levels.size();
   up_.resize(levels);
   down_.resize(levels);
+  cables_.assign(levels, 1);
   int64_t elements = n_gpus;  // elements below level 0 are the GPUs, in plan position order
   for (size_t k = 0; k < levels; ++k) {
     const TreeLevel& level = plan_.levels[k];
@@ -74,8 +75,14 @@ void TreeZone::populate() {
         name = std::string(to_string(plan_.levels[k - 1].role)) + "-" + std::to_string(c) + "-uplink";
       }
       const double latency_s = k == 0 ? plan_.gpu_link_latency_s : 0.0;
-      up_[k].push_back(z->create_link(name + "_UP", level.down_link_Bps)->set_latency(latency_s));
-      down_[k].push_back(z->create_link(name + "_DOWN", level.down_link_Bps)->set_latency(latency_s));
+      const int64_t cables = plan_.ecmp ? level.cables : 1;
+      cables_[k] = cables;
+      for (int64_t j = 0; j < cables; ++j) {
+        const std::string cable = cables > 1 ? "-" + std::to_string(j) : "";
+        const double bw = level.down_link_Bps / static_cast<double>(cables);
+        up_[k].push_back(z->create_link(name + cable + "_UP", bw)->set_latency(latency_s));
+        down_[k].push_back(z->create_link(name + cable + "_DOWN", bw)->set_latency(latency_s));
+      }
     }
     elements = level.switches;
   }
@@ -83,6 +90,19 @@ void TreeZone::populate() {
   // A GPU sending to itself copies within its HBM.
   const double hbm_Bps = cluster_.gpu.hbm_bandwidth_Bps > 0 ? cluster_.gpu.hbm_bandwidth_Bps : cluster_.intra_bandwidth_Bps;
   loopback_ = z->create_link("loopback", hbm_Bps)->set_sharing_policy(sg4::Link::SharingPolicy::FATPIPE);
+}
+
+int64_t TreeZone::cable(int64_t a, int64_t b, size_t k, int dir) const {
+  if (cables_[k] <= 1) return 0;
+  // splitmix64 over the flow's identity and the run's seed: a switch's hash of the flow's headers.
+  uint64_t x = plan_.routing_seed ^ (static_cast<uint64_t>(a) * 0x9E3779B97F4A7C15ULL) ^
+               (static_cast<uint64_t>(b) * 0xC2B2AE3D27D4EB4FULL) ^ (static_cast<uint64_t>(k) << 56) ^
+               (static_cast<uint64_t>(dir) << 62);
+  x += 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  x ^= x >> 31;
+  return static_cast<int64_t>(x % static_cast<uint64_t>(cables_[k]));
 }
 
 void TreeZone::push(sg4::Link* link, Route* into, double* latency) const {
@@ -122,13 +142,14 @@ void TreeZone::get_local_route(const NetPoint* src, const NetPoint* dst, Route* 
   std::array<int64_t, kMaxLevels> eb_at{};
   size_t k = 0;
   for (;; ++k) {
-    push(up_[k][static_cast<size_t>(ea)], into, latency);
+    push(up_[k][static_cast<size_t>(ea * cables_[k] + cable(a, b, k, 0))], into, latency);
     eb_at[k] = eb;
     ea /= plan_.levels[k].fan_in;
     eb /= plan_.levels[k].fan_in;
     if (ea == eb) break;  // always true at the top level, which has one switch
   }
-  for (size_t j = k + 1; j-- > 0;) push(down_[j][static_cast<size_t>(eb_at[j])], into, latency);
+  for (size_t j = k + 1; j-- > 0;)
+    push(down_[j][static_cast<size_t>(eb_at[j] * cables_[j] + cable(a, b, j, 1))], into, latency);
   if (via_pcie) push(gpu_link(b, 1), into, latency);
 }
 

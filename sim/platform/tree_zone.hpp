@@ -5,6 +5,8 @@
 //                           tree, NVLink bridges), over that node's copies of its links
 //   - other nodes:          up the tree from a until the lowest common switch, then down to b:
 //                           [a's link _UP, switch uplinks _UP..., switch uplinks _DOWN..., b's link _DOWN]
+//                           with ECMP (FabricPlan::ecmp) a switch uplink is one of its cables,
+//                           chosen by a seeded hash of (a, b, level, direction)
 // The tree is the FabricPlan's (fabric.hpp): element c of a level hangs under switch c / fan_in.
 // Nothing is searched or cached: a route costs O(levels), building costs O(GPUs) links and hosts.
 // SimGrid's own fat-tree zone spent O(GPUs x leaf switches) building, and per-node NVSwitch routes
@@ -58,9 +60,13 @@ class TreeZone : public simgrid::kernel::routing::NetZoneImpl {
   std::vector<simgrid::s4u::Host*> hosts_;         // by netpoint id
   hardware::IntraNodePlan intra_;                  // one node's links and routes (points into cluster_)
   std::vector<simgrid::s4u::Link*> intra_links_;   // node-major: node * intra_.links.size() + link
-  // up_[k][c] / down_[k][c]: the link between element c below switch level k and its switch.
+  // up_[k][c * cables_[k] + j] / down_[...]: cable j of the link between element c below switch
+  // level k and its switch (one cable unless the plan routes by ECMP).
   std::vector<std::vector<simgrid::s4u::Link*>> up_;
   std::vector<std::vector<simgrid::s4u::Link*>> down_;
+  std::vector<int64_t> cables_;
+  // The cable an ECMP hash gives the flow a -> b at level k, going up (dir 0) or down (dir 1).
+  int64_t cable(int64_t a, int64_t b, size_t k, int dir) const;
   simgrid::s4u::Link* loopback_ = nullptr;         // a GPU sending to itself
 };
 

@@ -109,7 +109,8 @@ SeriesStats analyse_series(const std::vector<std::vector<double>>& series) {
   }
   // Window means: more spread than within-run noise explains persists for the whole run.
   const std::vector<double>& means = own;
-  s.separable = static_cast<double>(n) >= kSeparableTaus * s.tau_steps;
+  // Without noise inside the windows (a per-run ECMP hash, say) any spread between them persists.
+  s.separable = var_w == 0 || static_cast<double>(n) >= kSeparableTaus * s.tau_steps;
   if (r >= 2) {
     double mm = 0;
     for (double m : means) mm += m;

@@ -9,6 +9,7 @@
 #include <simgrid/s4u/Link.hpp>
 
 #include <cstdio>
+#include <map>
 #include <fstream>
 #include <string>
 
@@ -156,6 +157,55 @@ TEST(Platform, InterNodeLatencyIsEndToEndWhateverTheHops) {
   p->gpu(0, 0)->route_to(p->gpu(0, 1), links, &latency);
   EXPECT_DOUBLE_EQ(latency, 1e-6);
   EXPECT_EQ(links.size(), 2u);  // nvlink-0-0_UP, nvlink-0-1_DOWN
+}
+
+// ECMP (issue 17): a fat-tree leaf's uplink of 4 nodes x 8 ports at 50 GB/s over oversubscription 4
+// is 8 cables of 50 GB/s; each flow is hashed onto one of them (the same one on every call), and
+// the seed moves flows between cables. Two flows on one cable share its 50 GB/s: 1 GB each takes
+// 2 x 1 GB / 50 GB/s, twice what the ideally balanced (adaptive) 400 GB/s bundle gives them.
+TEST(Platform, EcmpHashesEachFlowOntoOneCable) {
+  auto engine = make_engine();
+  auto c = dgx_h100_cluster(16);  // 4 leaves of 4 nodes
+  c.oversubscription = 4;
+  c.ecmp = true;
+  c.routing_seed = 42;
+  auto p = Platform::build(*engine, c);
+  ASSERT_EQ(p->plan()->levels[1].cables, 8);
+  auto uplink_of = [&](int64_t src_node, int64_t src_gpu, int64_t dst_node, int64_t dst_gpu) {
+    std::vector<simgrid::s4u::Link*> links;
+    double latency = 0;
+    p->gpu(src_node, src_gpu)->route_to(p->gpu(dst_node, dst_gpu), links, &latency);
+    EXPECT_EQ(links.size(), 4u);  // gpu up, one leaf-uplink cable up, one cable down, gpu down
+    EXPECT_DOUBLE_EQ(links[1]->get_bandwidth(), 32 * 50e9 / 4 / 8);
+    return links[1];
+  };
+  EXPECT_EQ(uplink_of(0, 0, 4, 0), uplink_of(0, 0, 4, 0));  // a flow keeps its cable
+  // 32 flows from leaf 0's GPUs to leaf 1's over 8 cables: some cable carries several.
+  std::map<simgrid::s4u::Link*, int> load;
+  for (int64_t n = 0; n < 4; ++n)
+    for (int64_t g = 0; g < 8; ++g) ++load[uplink_of(n, g, n + 4, g)];
+  int most = 0;
+  for (const auto& [link, flows] : load) most = std::max(most, flows);
+  EXPECT_GT(most, 4);  // ideal balancing would put exactly 4 on each
+  EXPECT_LE(load.size(), 8u);
+  // Two flows that hash onto one cable (32 flows on 8 cables: some pair does) take twice as long as
+  // on the bundle.
+  std::map<simgrid::s4u::Link*, std::pair<int64_t, int64_t>> first_on;
+  std::pair<int64_t, int64_t> a{-1, -1}, b{-1, -1};
+  for (int64_t n = 0; n < 4 && a.first < 0; ++n)
+    for (int64_t g = 0; g < 8 && a.first < 0; ++g) {
+      auto* l = uplink_of(n, g, n + 4, g);
+      if (auto it = first_on.find(l); it != first_on.end()) {
+        a = it->second;
+        b = {n, g};
+      } else {
+        first_on[l] = {n, g};
+      }
+    }
+  ASSERT_GE(a.first, 0);
+  const auto t = run_transfers(*engine, {{p->gpu(a.first, a.second), p->gpu(a.first + 4, a.second), 1 * kGB},
+                                         {p->gpu(b.first, b.second), p->gpu(b.first + 4, b.second), 1 * kGB}});
+  expect_near_rel(t[0], 5e-6 + 2 * kGB / 50e9, 0.01);
 }
 
 TEST(Platform, LongLatencyDoesNotCapBandwidth) {
