@@ -32,7 +32,8 @@ std::vector<WorkerOptions> variance_work(const VarianceOptions& opt, bool with_d
     w.scenario = opt.scenario;
     w.sets = opt.sets;
     if (dedicated)
-      w.sets.insert(w.sets.end(), {"contention.tenants=0", "stragglers.count=0", "stragglers.jitter=0", "cluster.inter_node.routing=adaptive"});
+      w.sets.insert(w.sets.end(), {"contention.tenants=0", "stragglers.count=0", "stragglers.jitter=0", "stragglers.episodes_per_gpu_hour=0",
+                                   "cluster.inter_node.routing=adaptive"});
     w.seed = seed;
     w.steps = opt.steps;
     w.no_replicate = opt.no_replicate;

@@ -122,7 +122,7 @@ const std::vector<std::string> kReliabilityKeys = {"preset",           "failures
                                                    "checkpoint_interval", "checkpoint_write",   "storage_bandwidth",
                                                    "restart"};
 const std::vector<std::string> kContentionKeys = {"model", "tenants", "load", "burst", "idle", "seed"};
-const std::vector<std::string> kStragglerKeys = {"count", "slowdown", "jitter"};
+const std::vector<std::string> kStragglerKeys = {"count", "slowdown", "jitter", "episodes_per_gpu_hour", "episode"};
 const std::vector<std::string> kEngineKeys = {"fidelity", "buckets"};
 
 std::string join(const std::vector<std::string>& items) {
@@ -644,6 +644,8 @@ class Reader {
     if (auto f = get(b, "count")) s.count = detail::to_int(*f, 0, int64_t{1} << 30);
     if (auto f = get(b, "slowdown")) s.slowdown = detail::to_number(*f, 1, 1000);
     if (auto f = get(b, "jitter")) s.jitter = detail::to_number(*f, 0, 1, false, true);
+    if (auto f = get(b, "episodes_per_gpu_hour")) s.episodes_per_gpu_hour = detail::to_number(*f, 0, 1e6);
+    if (auto f = get(b, "episode")) s.episode_s = detail::to_time(*f, true);
     sc.stragglers = s;
   }
 

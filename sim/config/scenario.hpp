@@ -38,9 +38,14 @@ struct ContentionSpec {
 
 // Slow GPUs or nodes that gate every collective they join (issue 7).
 struct StragglerSpec {
-  int64_t count = 0;        // how many GPUs are slow
+  int64_t count = 0;        // how many GPUs are slow for the whole run
   double slowdown = 1.0;    // compute time multiplier of a slow GPU (>= 1)
   double jitter = 0;        // per-step relative std-dev of every GPU's compute time
+  // Stragglers that come and go (thermal or power capping, a noisy neighbour on the host): each
+  // GPU starts an episode at this rate (Poisson), runs `slowdown` times slower for an exponential
+  // time of mean episode_s, then recovers. 0 = none.
+  double episodes_per_gpu_hour = 0;
+  double episode_s = 60;
 };
 
 // Most steps one run simulates (training.steps, --steps): the engine keeps a record per simulated

@@ -168,8 +168,15 @@ class Simulation {
   // Nothing random can make two steps differ: no tenant traffic, no per-step jitter.
   bool can_replicate() const {
     return opt_.replicate && !(sc_.contention && sc_.contention->tenants > 0) &&
-           !(sc_.stragglers && sc_.stragglers->jitter > 0);
+           !(sc_.stragglers && (sc_.stragglers->jitter > 0 || sc_.stragglers->episodes_per_gpu_hour > 0));
   }
+  // Transient stragglers (StragglerSpec::episodes_per_gpu_hour): a daemon draws episodes over all
+  // GPUs (Poisson, seeded); each slows the simulated stage that GPU belongs to (the replica it is
+  // in when every replica is simulated, else the one simulated replica, which stands for all)
+  // for an exponential time, then restores it. Overlapping episodes on one stage count once.
+  void start_straggler_episodes();
+  std::vector<int64_t> episodes_active_;
+  std::vector<double> straggle_base_;
   // Steps k-3, k-2 and k-1 (all finished and accounted when step k ends) took the same time and
   // split it the same way on every simulated GPU: the run is in its steady state.
   bool steady_before(int64_t k) const {
@@ -644,6 +651,7 @@ RunResult Simulation::run(World world) {
       straggle_[actor_index(replica, stage)] = sc_.stragglers->slowdown;
     }
   }
+  start_straggler_episodes();
 
   result_.tracks.push_back("steps");
   result_.track_groups.push_back(0);
@@ -765,6 +773,40 @@ RunResult Simulation::run(World world) {
   result_.dp_flows_per_step = dp;
   result_.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   return std::move(result_);
+}
+
+void Simulation::start_straggler_episodes() {
+  if (!sc_.stragglers || sc_.stragglers->episodes_per_gpu_hour <= 0) return;
+  const auto spec = *sc_.stragglers;
+  straggle_base_ = straggle_;
+  episodes_active_.assign(straggle_.size(), 0);
+  const double rate_per_s = spec.episodes_per_gpu_hour * static_cast<double>(sc_.cluster.gpus()) / 3600.0;
+  auto rng = std::make_shared<std::mt19937_64>(opt_.seed * 0x2545F4914F6CDD1DULL + 17);
+  auto set = [this, spec](int64_t a) {
+    straggle_[static_cast<size_t>(a)] =
+        straggle_base_[static_cast<size_t>(a)] * (episodes_active_[static_cast<size_t>(a)] > 0 ? spec.slowdown : 1.0);
+  };
+  sg4::Host* host = host_of_rank(0);
+  sg4::Actor::create("straggler-episodes", host, [this, rng, rate_per_s, spec, set, host] {
+    std::exponential_distribution<double> gap(rate_per_s);
+    std::exponential_distribution<double> length(1.0 / spec.episode_s);
+    std::uniform_int_distribution<int64_t> pick(0, sc_.cluster.gpus() - 1);
+    for (;;) {
+      sg4::this_actor::sleep_for(gap(*rng));
+      const int64_t rank = pick(*rng);
+      const int64_t stage = rank / (layout_.tp * layout_.cp * layout_.dp);
+      const int64_t replica = full_ ? (rank / (layout_.tp * layout_.cp)) % layout_.dp : 0;
+      const int64_t a = actor_index(replica, stage);
+      const double duration = length(*rng);
+      ++episodes_active_[static_cast<size_t>(a)];
+      set(a);
+      sg4::Actor::create("episode", host, [this, a, duration, set] {
+        sg4::this_actor::sleep_for(duration);
+        --episodes_active_[static_cast<size_t>(a)];
+        set(a);
+      })->daemonize();
+    }
+  })->daemonize();
 }
 
 }  // namespace

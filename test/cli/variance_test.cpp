@@ -3,6 +3,8 @@
 #include "cli_test_util.hpp"
 
 #include <gtest/gtest.h>
+
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -216,6 +218,36 @@ TEST(VarianceTest, EcmpCollisionsSpreadRunsThatAdaptiveRoutingRemoves) {
   for (const auto& r : ecmp["runs"]) EXPECT_GT(r["step_time_s"]["mean"].get<double>(), ideal) << r["seed"];
   EXPECT_GT(ecmp["run_level"]["between_seed_sd_s"].get<double>(), 0.0);
   EXPECT_GT(ecmp["projection"]["days"]["p90"].get<double>(), ecmp["projection"]["days"]["p10"].get<double>());
+}
+
+}  // namespace
+
+namespace {
+
+double run_mean(const std::string& args) {
+  auto r = trainsim("run " + args + " --quiet --advice 0 --json -");
+  EXPECT_EQ(r.code, 0) << r.err;
+  return r.code == 0 ? nlohmann::json::parse(r.out)["step_time_s"]["mean"].get<double>() : 0;
+}
+
+// Issue 17: stragglers that come and go. Each of 16 GPUs starts a 2x-slow episode at 30 per hour,
+// lasting 5 s on average: lambda = 30 x 16 / 3600 = 0.133 episodes/s, so some GPU is slow a
+// fraction p = 1 - exp(-lambda x 5 s) = 0.487 of the time (the whole job waits for it). Steps are
+// b (healthy) or s (one GPU 2x slow: a permanent straggler's step) and time splits p : 1 - p, so the
+// mean step is 1 / ((1 - p) / b + p / s). Over 4,000 steps (~1,300 s, ~170 episodes) the simulated
+// excess over b is that within 30% (episodes starting mid-step slow it partly: a little more).
+TEST(VarianceTest, TransientStragglersCostTheirShareOfTime) {
+  const std::string tiny = scenario("tiny-gpt-2node.yaml");
+  const double b = run_mean(tiny + " --steps 20");
+  const double s = run_mean(tiny + " --steps 20 --set stragglers.count=1 --set stragglers.slowdown=2");
+  const double m = run_mean(tiny + " --steps 4000 --set stragglers.episodes_per_gpu_hour=30 --set stragglers.episode=5s"
+                                   " --set stragglers.slowdown=2");
+  const double p = 1 - std::exp(-30.0 * 16 / 3600 * 5);
+  const double expected = 1 / ((1 - p) / b + p / s);
+  ASSERT_GT(s, 1.2 * b);
+  EXPECT_NEAR(m - b, expected - b, 0.30 * (expected - b));
+  // No episodes: the healthy run exactly.
+  EXPECT_EQ(run_mean(tiny + " --steps 20 --set stragglers.episodes_per_gpu_hour=0"), b);
 }
 
 }  // namespace
