@@ -131,11 +131,18 @@ void simulate_advice(const AdviceOptions& opt, const Outcome& outcome, report::R
     return jobs.size() - 1;
   };
   for (const auto& c : shortlist) job_with(c.sets);
-  const bool contended = sc.contention.has_value();
+  // The network's noise: other tenants, ECMP collisions, faulty links; removed together they give the
+  // same seed on a dedicated, ideally balanced, healthy fabric.
+  const bool contended = sc.contention.has_value() || sc.link_faults.has_value() || sc.cluster.ecmp;
   const bool straggling = sc.stragglers.has_value();
+  const std::vector<std::string> quiet_fabric = {"contention=null", "link_faults=null", "cluster.inter_node.routing=adaptive"};
   size_t dedicated = SIZE_MAX, quiet = SIZE_MAX;
-  if (contended) dedicated = job_with({"contention=null"});
-  if (straggling) quiet = contended ? job_with({"contention=null", "stragglers=null"}) : job_with({"stragglers=null"});
+  if (contended) dedicated = job_with(quiet_fabric);
+  if (straggling) {
+    std::vector<std::string> sets = contended ? quiet_fabric : std::vector<std::string>{};
+    sets.push_back("stragglers=null");
+    quiet = job_with(sets);
+  }
   if (jobs.empty()) {
     s.advice.push_back("no change of schedule, layout, recompute or offload tried on this cluster is faster by 1% or more "
                        "in the closed form; the table above shows what each resource would save");

@@ -33,7 +33,7 @@ std::vector<WorkerOptions> variance_work(const VarianceOptions& opt, bool with_d
     w.sets = opt.sets;
     if (dedicated)
       w.sets.insert(w.sets.end(), {"contention.tenants=0", "stragglers.count=0", "stragglers.jitter=0", "stragglers.episodes_per_gpu_hour=0",
-                                   "cluster.inter_node.routing=adaptive"});
+                                   "cluster.inter_node.routing=adaptive", "link_faults=null"});
     w.seed = seed;
     w.steps = opt.steps;
     w.no_replicate = opt.no_replicate;
@@ -46,7 +46,7 @@ std::vector<WorkerOptions> variance_work(const VarianceOptions& opt, bool with_d
 }
 
 bool has_noise(const config::Scenario& s) {
-  return s.contention.has_value() || s.stragglers.has_value() || s.cluster.ecmp;
+  return s.contention.has_value() || s.stragglers.has_value() || s.cluster.ecmp || s.link_faults.has_value();
 }
 
 }  // namespace

@@ -97,7 +97,7 @@ constexpr int64_t kMaxCount = int64_t{1} << 20;  // nodes, tp, pp, dp, cp, layer
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 const std::vector<std::string> kTopKeys = {"version",  "name",        "model",      "cluster", "parallelism",
-                                           "training", "reliability", "contention", "stragglers", "engine"};
+                                           "training", "reliability", "contention", "stragglers", "link_faults", "engine"};
 const std::vector<std::string> kModelKeys = {"preset", "layers", "hidden",          "ffn_hidden",
                                              "heads",  "kv_heads", "vocab",         "seq_len",
                                              "ffn",    "tied_embeddings", "learned_position_embedding",
@@ -122,6 +122,7 @@ const std::vector<std::string> kReliabilityKeys = {"preset",           "failures
                                                    "checkpoint_interval", "checkpoint_write",   "storage_bandwidth",
                                                    "restart"};
 const std::vector<std::string> kContentionKeys = {"model", "tenants", "load", "burst", "idle", "seed"};
+const std::vector<std::string> kLinkFaultKeys = {"degraded", "degraded_share", "flaps_per_link_hour", "flap"};
 const std::vector<std::string> kStragglerKeys = {"count", "slowdown", "jitter", "episodes_per_gpu_hour", "episode"};
 const std::vector<std::string> kEngineKeys = {"fidelity", "buckets"};
 
@@ -160,6 +161,7 @@ class Reader {
     read_reliability(top, sc);
     read_contention(top, sc);
     read_stragglers(top, sc);
+    read_link_faults(top, sc);
     read_engine(top, sc);
     validate(sc);
     return sc;
@@ -633,6 +635,19 @@ class Reader {
     if (auto f = get(b, "idle")) c.idle_s = detail::to_time(*f, true);
     if (auto f = get(b, "seed")) c.seed = static_cast<uint64_t>(detail::to_int(*f, 0, std::numeric_limits<int64_t>::max()));
     sc.contention = c;
+  }
+
+  void read_link_faults(const Block& top, Scenario& sc) {
+    auto ob = top.block("link_faults", kLinkFaultKeys);
+    if (!ob) return;
+    const Block& b = *ob;
+    note_block(b);
+    LinkFaultSpec s;
+    if (auto f = get(b, "degraded")) s.degraded = detail::to_int(*f, 0, int64_t{1} << 30);
+    if (auto f = get(b, "degraded_share")) s.degraded_share = detail::to_number(*f, 0, 1, true, false);
+    if (auto f = get(b, "flaps_per_link_hour")) s.flaps_per_link_hour = detail::to_number(*f, 0, 1e6);
+    if (auto f = get(b, "flap")) s.flap_s = detail::to_time(*f, true);
+    sc.link_faults = s;
   }
 
   void read_stragglers(const Block& top, Scenario& sc) {

@@ -36,6 +36,18 @@ struct ContentionSpec {
   uint64_t seed = 1;
 };
 
+// Faulty fabric links (issue 17), each drawn per seed among the switch uplink cables (leaf uplinks
+// and above): `degraded` cables run the whole run at `degraded_share` of their bandwidth (a cable
+// negotiated down, a lossy optic retransmitting); every cable goes down at `flaps_per_link_hour`
+// (Poisson) for an exponential time of mean flap_s, its traffic waiting meanwhile (no rerouting:
+// the cost before the fabric converges around it).
+struct LinkFaultSpec {
+  int64_t degraded = 0;
+  double degraded_share = 0.5;
+  double flaps_per_link_hour = 0;
+  double flap_s = 10;
+};
+
 // Slow GPUs or nodes that gate every collective they join (issue 7).
 struct StragglerSpec {
   int64_t count = 0;        // how many GPUs are slow for the whole run
@@ -66,6 +78,7 @@ struct Scenario {
   std::optional<ReliabilitySpec> reliability;
   std::optional<ContentionSpec> contention;
   std::optional<StragglerSpec> stragglers;
+  std::optional<LinkFaultSpec> link_faults;
   Fidelity fidelity = Fidelity::kAuto;  // engine.fidelity: auto | full | symmetric
   int64_t gradient_buckets = 0;         // engine.buckets; 0 = auto
   // What the loader decided for the user that they may want to know (derived dp, uneven layer

@@ -12,11 +12,14 @@ namespace sg4 = simgrid::s4u;
 namespace trainsim::engine {
 namespace {
 
-// The load every tenant currently puts on each shared link, and the links' own bandwidth.
+// What every noise source currently does to each link it touches: the tenants' load, and the share
+// a fault leaves (1 healthy, degraded_share, ~0 while down), over the link's own bandwidth.
 struct SharedState {
   std::vector<sg4::Link*> links;
   std::vector<double> nominal_Bps;
   std::vector<double> load;
+  std::vector<double> fault;  // product of the faults' shares on this link
+  std::vector<int64_t> down;  // flaps under way
 };
 
 // A link never drops below this share of its bandwidth: a fabric whose links went to zero would
@@ -24,8 +27,19 @@ struct SharedState {
 constexpr double kMinShare = 0.05;
 
 void apply(SharedState& st, size_t i) {
-  const double share = std::max(kMinShare, 1.0 - st.load[i]);
+  const double share = std::max(kMinShare, (1.0 - st.load[i]) * st.fault[i]);
   st.links[i]->set_bandwidth(st.nominal_Bps[i] * share);
+}
+
+// The state over these links (one entry per distinct link).
+std::shared_ptr<SharedState> state_of(const std::vector<sg4::Link*>& links) {
+  auto st = std::make_shared<SharedState>();
+  st->links = links;
+  for (auto* l : st->links) st->nominal_Bps.push_back(l->get_bandwidth());
+  st->load.assign(st->links.size(), 0.0);
+  st->fault.assign(st->links.size(), 1.0);
+  st->down.assign(st->links.size(), 0);
+  return st;
 }
 
 class Tenant {
@@ -65,29 +79,91 @@ class Tenant {
 }  // namespace
 
 void start_contention(const config::Scenario& scenario, const platform::Platform& platform, uint64_t seed) {
-  if (!scenario.contention || scenario.contention->tenants <= 0) return;
-  // The `shared` topology (or a platform file) names its shared links; on a fat-tree or a
-  // rail-optimised fabric other tenants cross the switch uplinks (aggregation/spine layer).
-  const auto& links = platform.shared_links().empty() ? platform.fabric_links() : platform.shared_links();
-  if (links.empty()) return;
-  const auto& spec = *scenario.contention;
-  auto st = std::make_shared<SharedState>();
-  st->links = links;
-  for (auto* l : st->links) st->nominal_Bps.push_back(l->get_bandwidth());
-  st->load.assign(st->links.size(), 0.0);
-  // Which links each tenant crosses: each shared link with probability 1/2 (at least one), drawn
-  // from the contention seed mixed with the run seed, so seeds give different placements.
-  std::mt19937_64 rng(spec.seed * 0x9E3779B97F4A7C15ULL ^ seed);
-  std::bernoulli_distribution crosses(0.5);
-  std::uniform_int_distribution<size_t> any(0, st->links.size() - 1);
-  for (int64_t t = 0; t < spec.tenants; ++t) {
-    std::vector<size_t> mine;
-    for (size_t i = 0; i < st->links.size(); ++i)
-      if (st->links.size() == 1 || crosses(rng)) mine.push_back(i);
-    if (mine.empty()) mine.push_back(any(rng));
-    auto actor = sg4::Actor::create("tenant-" + std::to_string(t), platform.gpu(0, 0),
-                                    Tenant(st, std::move(mine), spec, rng()));
-    actor->daemonize();
+  const bool tenants = scenario.contention && scenario.contention->tenants > 0;
+  const bool faults = scenario.link_faults &&
+                      (scenario.link_faults->degraded > 0 || scenario.link_faults->flaps_per_link_hour > 0);
+  if (!tenants && !faults) return;
+  // One state over every link a source touches: the fabric links (faults; tenants on a dedicated
+  // fabric) and the shared links (tenants on a shared one).
+  std::vector<sg4::Link*> all = platform.fabric_links();
+  for (auto* l : platform.shared_links())
+    if (std::find(all.begin(), all.end(), l) == all.end()) all.push_back(l);
+  if (all.empty()) return;
+  auto st = state_of(all);
+  auto index_of = [&](sg4::Link* l) { return static_cast<size_t>(std::find(all.begin(), all.end(), l) - all.begin()); };
+
+  if (tenants) {
+    // The `shared` topology (or a platform file) names its shared links; on a fat-tree or a
+    // rail-optimised fabric other tenants cross the switch uplinks (aggregation/spine layer).
+    const auto& links = platform.shared_links().empty() ? platform.fabric_links() : platform.shared_links();
+    const auto& spec = *scenario.contention;
+    // Which links each tenant crosses: each shared link with probability 1/2 (at least one), drawn
+    // from the contention seed mixed with the run seed, so seeds give different placements.
+    std::mt19937_64 rng(spec.seed * 0x9E3779B97F4A7C15ULL ^ seed);
+    std::bernoulli_distribution crosses(0.5);
+    std::uniform_int_distribution<size_t> any(0, links.size() - 1);
+    for (int64_t t = 0; t < spec.tenants && !links.empty(); ++t) {
+      std::vector<size_t> mine;
+      for (size_t i = 0; i < links.size(); ++i)
+        if (links.size() == 1 || crosses(rng)) mine.push_back(index_of(links[i]));
+      if (mine.empty()) mine.push_back(index_of(links[any(rng)]));
+      auto actor = sg4::Actor::create("tenant-" + std::to_string(t), platform.gpu(0, 0),
+                                      Tenant(st, std::move(mine), spec, rng()));
+      actor->daemonize();
+    }
+  }
+
+  if (faults && !platform.fabric_links().empty()) {
+    const auto spec = *scenario.link_faults;
+    const auto& links = platform.fabric_links();
+    const auto& cables = platform.fabric_cables();
+    // A link standing for c cables loses 1/c of its capacity per faulty cable.
+    auto cable_share = [&](size_t i, double share) {
+      const double c = static_cast<double>(i < cables.size() ? std::max<int64_t>(cables[i], 1) : 1);
+      return 1.0 - (1.0 - share) / c;
+    };
+    std::mt19937_64 rng(seed * 0xD1B54A32D192ED03ULL + 3);
+    // Degraded cables for the whole run, drawn per seed (with replacement: two on one bundle is
+    // two of its cables).
+    std::uniform_int_distribution<size_t> pick(0, links.size() - 1);
+    for (int64_t k = 0; k < spec.degraded; ++k) {
+      const size_t i = pick(rng);
+      const size_t j = index_of(links[i]);
+      st->fault[j] *= cable_share(i, spec.degraded_share);
+      apply(*st, j);
+    }
+    if (spec.flaps_per_link_hour > 0) {
+      // Flaps over all physical cables: a Poisson stream; each takes one cable down for a while.
+      int64_t total_cables = 0;
+      for (size_t i = 0; i < links.size(); ++i) total_cables += i < cables.size() ? std::max<int64_t>(cables[i], 1) : 1;
+      const double rate = spec.flaps_per_link_hour * static_cast<double>(total_cables) / 3600.0;
+      auto gen = std::make_shared<std::mt19937_64>(rng());
+      std::vector<size_t> idx;
+      for (auto* l : links) idx.push_back(index_of(l));
+      sg4::Actor::create("link-flaps", platform.gpu(0, 0), [st, gen, rate, spec, idx, cable_share, links, cables] {
+        std::exponential_distribution<double> gap(rate);
+        std::exponential_distribution<double> length(1.0 / spec.flap_s);
+        // A cable is picked in proportion to its bundle's cables.
+        std::vector<double> weights;
+        for (size_t i = 0; i < links.size(); ++i) weights.push_back(static_cast<double>(i < cables.size() ? std::max<int64_t>(cables[i], 1) : 1));
+        std::discrete_distribution<size_t> which(weights.begin(), weights.end());
+        for (;;) {
+          sg4::this_actor::sleep_for(gap(*gen));
+          const size_t i = which(*gen);
+          const size_t j = idx[i];
+          // The bundle without that cable (a lone cable keeps kMinShare: its flows crawl, not stall).
+          const double down_share = std::max(kMinShare, cable_share(i, 0.0));
+          const double duration = length(*gen);
+          st->fault[j] *= down_share;
+          apply(*st, j);
+          sg4::Actor::create("flap", sg4::this_actor::get_host(), [st, j, down_share, duration] {
+            sg4::this_actor::sleep_for(duration);
+            st->fault[j] /= down_share;
+            apply(*st, j);
+          })->daemonize();
+        }
+      })->daemonize();
+    }
   }
 }
 

@@ -13,8 +13,11 @@
 namespace trainsim::engine {
 
 // Starts one daemon actor per tenant (they die with the last stage actor). The links: the
-// platform's shared links, else its switch uplinks (fat-tree / rail-optimised). No-op without a
-// `contention:` block, with 0 tenants, or on a single-node platform.
+// platform's shared links, else its switch uplinks (fat-tree / rail-optimised). Also the link
+// faults (config::LinkFaultSpec) on the switch uplinks: degraded cables set once, flaps from a
+// daemon. Tenants and faults act on one state per link: bandwidth = nominal x max(5%, (1 - load) x
+// fault share). A bundle of c cables (adaptive routing) loses 1/c per faulty cable. No-op without
+// tenants or faults, or on a single-node platform.
 void start_contention(const config::Scenario& scenario, const platform::Platform& platform, uint64_t seed);
 
 }  // namespace trainsim::engine

@@ -168,7 +168,8 @@ class Simulation {
   // Nothing random can make two steps differ: no tenant traffic, no per-step jitter.
   bool can_replicate() const {
     return opt_.replicate && !(sc_.contention && sc_.contention->tenants > 0) &&
-           !(sc_.stragglers && (sc_.stragglers->jitter > 0 || sc_.stragglers->episodes_per_gpu_hour > 0));
+           !(sc_.stragglers && (sc_.stragglers->jitter > 0 || sc_.stragglers->episodes_per_gpu_hour > 0)) &&
+           !(sc_.link_faults && sc_.link_faults->flaps_per_link_hour > 0);
   }
   // Transient stragglers (StragglerSpec::episodes_per_gpu_hour): a daemon draws episodes over all
   // GPUs (Poisson, seeded); each slows the simulated stage that GPU belongs to (the replica it is

@@ -92,6 +92,7 @@ std::unique_ptr<Platform> PlatformBuilder::from_cluster(sg4::Engine& engine, con
   for (int64_t n = 0; n < c.nodes; ++n)
     for (int64_t g = 0; g < c.gpus_per_node; ++g) p->gpus_.push_back(zone->host(n, g));
   p->fabric_links_ = zone->fabric_links();
+  p->fabric_cables_ = zone->fabric_cables();
   p->shared_links_ = zone->shared_links();
   engine.seal_platform();
   return p;
@@ -159,6 +160,7 @@ std::unique_ptr<Platform> PlatformBuilder::from_file(sg4::Engine& engine, const 
     }
   }
   p->fabric_links_ = p->shared_links_;
+  p->fabric_cables_.assign(p->fabric_links_.size(), 1);
   return p;
 }
 

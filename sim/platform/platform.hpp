@@ -69,6 +69,8 @@ class Platform {
   // Every inter-switch link (leaf uplinks and above, both directions) whatever the topology, for
   // contention on a dedicated fabric; loaded platforms: the shared links.
   const std::vector<simgrid::s4u::Link*>& fabric_links() const { return fabric_links_; }
+  // Physical cables each fabric link stands for (same order; 1 for loaded platforms and ECMP).
+  const std::vector<int64_t>& fabric_cables() const { return fabric_cables_; }
   // The platform file this was loaded from, or "" when built.
   const std::string& platform_file() const { return platform_file_; }
   // The plan a built platform follows; nullptr when loaded from a file.
@@ -82,6 +84,7 @@ class Platform {
   std::vector<simgrid::s4u::Host*> gpus_;  // node-major: index = node * gpus_per_node + local
   std::vector<simgrid::s4u::Link*> shared_links_;
   std::vector<simgrid::s4u::Link*> fabric_links_;
+  std::vector<int64_t> fabric_cables_;
   std::string platform_file_;
   std::string intra_;          // "nvswitch 450 GB/s" etc. (built only)
   std::optional<FabricPlan> plan_;  // set when built

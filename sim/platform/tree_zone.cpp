@@ -166,6 +166,17 @@ std::vector<sg4::Link*> TreeZone::fabric_links() const {
   return out;
 }
 
+std::vector<int64_t> TreeZone::fabric_cables() const {
+  std::vector<int64_t> out;
+  for (size_t k = 0; k < plan_.levels.size(); ++k) {
+    const TreeLevelRole role = plan_.levels[k].role;
+    if (role != TreeLevelRole::kAggregation && role != TreeLevelRole::kCore) continue;
+    const int64_t per_link = cables_[k] > 1 ? 1 : plan_.levels[k].cables;
+    out.insert(out.end(), 2 * up_[k].size(), per_link);
+  }
+  return out;
+}
+
 std::vector<sg4::Link*> TreeZone::shared_links() const {
   std::vector<sg4::Link*> out;
   for (size_t k = 0; k < plan_.levels.size(); ++k) {

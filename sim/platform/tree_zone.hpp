@@ -46,6 +46,9 @@ class TreeZone : public simgrid::kernel::routing::NetZoneImpl {
   std::vector<simgrid::s4u::Link*> fabric_links() const;
   // Those of them marked TreeLevel::shared.
   std::vector<simgrid::s4u::Link*> shared_links() const;
+  // Physical cables each fabric_links() link stands for: the level's cables when one link carries
+  // their sum (adaptive), 1 when each cable is its own link (ECMP).
+  std::vector<int64_t> fabric_cables() const;
 
   void get_local_route(const simgrid::kernel::routing::NetPoint* src, const simgrid::kernel::routing::NetPoint* dst,
                        simgrid::kernel::routing::Route* into, double* latency) override;

@@ -103,7 +103,8 @@ void diagnose(const config::Scenario& sc, RunSummary& s) {
     s.bottleneck_reason = "DP gradient sync and pipeline transfers over the inter-node fabric: exposed communication is " +
                           pct(s.exposed_comm_s / step) + " of the step; unlimited NIC bandwidth saves " + saves;
   } else if (k == "interconnect.contention") {
-    s.bottleneck_reason = "other tenants' traffic on the shared fabric: the same seed on a dedicated fabric saves " + saves;
+    s.bottleneck_reason = "the fabric's noise (other tenants' traffic, ECMP hash collisions, faulty links, as the scenario has them): "
+                          "the same seed on a dedicated, ideally balanced, healthy fabric saves " + saves;
   } else if (k == "interconnect") {
     s.bottleneck_reason = "communication inside and between nodes together: unlimited bandwidth saves " + saves;
   } else if (k == "pipeline") {
@@ -402,7 +403,8 @@ std::string console_table(const RunSummary& s) {
     row("    pipeline bubble", fmt("%.2f days", c.bubble) + "  (a schedule choice: more micro-batches or chunks shrink it)");
     row("    communication wait", fmt("%.2f days", c.communication) + "  (the network's: DP sync and pipeline transfers)");
     if (c.stragglers != 0) row("    stragglers", fmt("%.2f days", c.stragglers) + "  (slow GPUs: same seed without them)");
-    if (c.contention != 0) row("    contention", fmt("%.2f days", c.contention) + "  (the network's: same seed on a dedicated fabric)");
+    if (c.contention != 0)
+      row("    contention", fmt("%.2f days", c.contention) + "  (the network's: tenants, ECMP, faults; same seed on a dedicated fabric)");
     row("    the network's share", fmt("%.2f days", c.communication + c.contention) + " of " + fmt("%.2f", p.stretch_days));
   }
   if (s.has_reliability) {

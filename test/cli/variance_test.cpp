@@ -251,3 +251,34 @@ TEST(VarianceTest, TransientStragglersCostTheirShareOfTime) {
 }
 
 }  // namespace
+
+namespace {
+
+// Issue 17: faulty links. The same pure-DP job on 16 nodes at 4:1 (leaf uplinks of 8 cables).
+// One cable at half speed takes 1/16 of one bundle under adaptive routing (ideal balancing: the
+// step barely moves, < 2%), but under ECMP every flow hashed onto that cable runs at half speed:
+// the step grows by more than 5% over ECMP alone (seed 1 draws a cable that ring flows hash onto;
+// the draw is deterministic per seed). Flapping cables (2 per cable-hour, 20 s each)
+// make steps differ (nothing can be replicated) and cost time.
+TEST(VarianceTest, DegradedCableHurtsEcmpMoreThanAdaptiveRoutingAndFlapsVarySteps) {
+  const std::string job = scenario("llama2-7b-8gpu.yaml") +
+                          " --set cluster.nodes=16 --set parallelism.dp=128 --set parallelism.tp=1"
+                          " --set training.global_batch=128 --set parallelism.overlap_grad_reduce=false"
+                          " --set cluster.inter_node.oversubscription=4 --set model.layers=4";
+  const double adaptive = run_mean(job + " --steps 8");
+  const double adaptive_degraded = run_mean(job + " --steps 8 --set link_faults.degraded=1");
+  const double ecmp = run_mean(job + " --steps 8 --set cluster.inter_node.routing=ecmp");
+  const double ecmp_degraded = run_mean(job + " --steps 8 --set cluster.inter_node.routing=ecmp --set link_faults.degraded=1");
+  EXPECT_GE(adaptive_degraded, adaptive);
+  EXPECT_LT(adaptive_degraded, 1.02 * adaptive);
+  EXPECT_GT(ecmp_degraded, 1.05 * ecmp);
+  auto r = trainsim("run " + job + " --steps 300 --quiet --advice 0 --json - --set link_faults.flaps_per_link_hour=2"
+                                   " --set link_faults.flap=20s");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["steps_replicated"], 0);
+  EXPECT_GT(j["step_time_s"]["max"].get<double>(), 1.001 * j["step_time_s"]["min"].get<double>());
+  EXPECT_GT(j["step_time_s"]["mean"].get<double>(), adaptive);
+}
+
+}  // namespace
