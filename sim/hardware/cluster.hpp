@@ -55,6 +55,9 @@ struct ClusterSpec {
   // pair and direction) hashed onto one cable, so two long flows can land on one cable while others
   // idle; the hash is seeded per run (routing_seed, set from the run's seed).
   bool ecmp = false;
+  // Fat-tree: nodes under each leaf switch (0 = as many as its 32 NIC-facing ports take). Set it to
+  // place a job's nodes the way a scheduler did (Crux's 8 hosts under 2 ToRs: 4).
+  int64_t nodes_per_leaf = 0;
   uint64_t routing_seed = 0;
   std::string platform_file;           // SimGrid XML replacing the builder; "" = build from this spec
   // NVLink domain larger than a server (GB200 NVL72: 18 trays of 4 GPUs on one NVLink switch

@@ -102,7 +102,12 @@ FabricPlan plan_fabric(const hardware::ClusterSpec& c) {
   TreeLevel leaf{TreeLevelRole::kLeaf, 1, 1, p.port_Bps, false};
   switch (c.topology) {
     case hardware::Topology::kFatTree: {
-      const int64_t nodes_per_leaf = largest_divisor_at_most(p.nodes, std::max<int64_t>(1, kLeafPorts / p.rails));
+      if (c.nodes_per_leaf > 0 && (p.nodes % c.nodes_per_leaf != 0 || c.nodes_per_leaf * p.rails > 4 * kLeafPorts))
+        bad("cluster.inter_node.nodes_per_leaf",
+            std::to_string(c.nodes_per_leaf) + " must divide cluster.nodes = " + std::to_string(p.nodes) +
+                " and fit a leaf switch (" + std::to_string(p.rails) + " ports a node, at most " + std::to_string(4 * kLeafPorts) + ")");
+      const int64_t nodes_per_leaf = c.nodes_per_leaf > 0 ? c.nodes_per_leaf
+                                                          : largest_divisor_at_most(p.nodes, std::max<int64_t>(1, kLeafPorts / p.rails));
       leaf.fan_in = nodes_per_leaf * p.rails;
       leaf.switches = p.nodes / nodes_per_leaf;
       break;

@@ -77,6 +77,23 @@ TEST(Fabric, OversubscriptionDividesLeafUplinks) {
   EXPECT_DOUBLE_EQ(p.levels[1].down_link_Bps, 32 * 50e9 / 2);  // 800 GB/s for 1.6 TB/s of ports
 }
 
+// cluster.inter_node.nodes_per_leaf places a job as its scheduler did (Crux: 8 hosts, 4 under each
+// of 2 ToRs): 2 leaves of 4 nodes x 8 ports, each uplink 32 x 50 GB/s = 32 port-speed cables (ECMP
+// hashes onto them). A count that does not divide the nodes is refused, naming the field.
+TEST(Fabric, NodesPerLeafPlacesTheJob) {
+  auto c = cluster(8);
+  c.nodes_per_leaf = 2;
+  const FabricPlan p = plan_fabric(c);
+  ASSERT_EQ(p.levels.size(), 2u);
+  EXPECT_EQ(p.levels[0].switches, 4);
+  EXPECT_EQ(p.levels[0].fan_in, 16);
+  EXPECT_DOUBLE_EQ(p.levels[1].down_link_Bps, 16 * 50e9);
+  EXPECT_EQ(p.levels[1].cables, 16);
+  c.nodes_per_leaf = 3;
+  EXPECT_NE(input_error(c).find("cluster.inter_node.nodes_per_leaf: 3 must divide cluster.nodes = 8"), std::string::npos)
+      << input_error(c);
+}
+
 TEST(Fabric, RailOptimizedGroupsOneRailPerLeaf) {
   const FabricPlan p = plan_fabric(cluster(64, hardware::Topology::kRailOptimized));
   EXPECT_TRUE(p.rail_major);
