@@ -687,6 +687,9 @@ class Reader {
     const model::TrainingSpec& t = sc.training;
     const int64_t gpus = c.nodes * c.gpus_per_node;  // <= 2^30
 
+    if (c.nodes_per_leaf > 0 && c.nodes % c.nodes_per_leaf != 0)
+      fail(at("cluster.inter_node.nodes_per_leaf"), "cluster.inter_node.nodes_per_leaf = " + str(c.nodes_per_leaf) +
+                                                        " must divide cluster.nodes = " + str(c.nodes));
     if (c.gpus_per_node % p.tp != 0)
       fail(at("parallelism.tp"), "parallelism.tp = " + str(p.tp) + " must divide cluster.gpus_per_node = " +
                                      str(c.gpus_per_node) + " (tensor parallelism stays inside a node)");

@@ -752,3 +752,35 @@ TEST(ScenarioErrors, NvlinkDomain) {
 
 }  // namespace
 }  // namespace trainsim::config
+
+namespace trainsim::config {
+namespace {
+
+// Issue 17's keys: routing, nodes per leaf, link faults, straggler episodes; read, defaulted, and
+// refused with the position of the bad value.
+TEST(LoadScenario, NoiseMechanismKeys) {
+  const auto sc = load_scenario_text(
+      with("  gpus_per_node: 8", "  gpus_per_node: 8\n  inter_node:\n    routing: ecmp\n    nodes_per_leaf: 1") +
+          "link_faults:\n  degraded: 2\n  flaps_per_link_hour: 0.5\n  flap: 30s\nstragglers:\n  episodes_per_gpu_hour: 2\n"
+          "  episode: 2min\n  slowdown: 1.5\n",
+      "t.yaml");
+  EXPECT_TRUE(sc.cluster.ecmp);
+  EXPECT_EQ(sc.cluster.nodes_per_leaf, 1);
+  ASSERT_TRUE(sc.link_faults.has_value());
+  EXPECT_EQ(sc.link_faults->degraded, 2);
+  EXPECT_DOUBLE_EQ(sc.link_faults->degraded_share, 0.5);  // default
+  EXPECT_DOUBLE_EQ(sc.link_faults->flaps_per_link_hour, 0.5);
+  EXPECT_DOUBLE_EQ(sc.link_faults->flap_s, 30);
+  ASSERT_TRUE(sc.stragglers.has_value());
+  EXPECT_DOUBLE_EQ(sc.stragglers->episodes_per_gpu_hour, 2);
+  EXPECT_DOUBLE_EQ(sc.stragglers->episode_s, 120);
+  EXPECT_FALSE(load_scenario_text(kBase, "t.yaml").cluster.ecmp);  // adaptive by default
+  EXPECT_EQ(error_of(with("  gpus_per_node: 8", "  gpus_per_node: 8\n  inter_node:\n    routing: ecmpp")),
+            "t.yaml:13:14: cluster.inter_node.routing must be one of adaptive, ecmp, got 'ecmpp' (did you mean 'ecmp'?)");
+  EXPECT_EQ(error_of(with("  gpus_per_node: 8", "  gpus_per_node: 8\n  inter_node:\n    nodes_per_leaf: 3")),
+            "t.yaml:13:21: cluster.inter_node.nodes_per_leaf = 3 must divide cluster.nodes = 2");
+  EXPECT_EQ(error_of(kBase + "link_faults:\n  degraded_share: 0\n"), "t.yaml:19:19: link_faults.degraded_share must be in (0, 1], got '0'");
+}
+
+}  // namespace
+}  // namespace trainsim::config
