@@ -121,7 +121,7 @@ const std::vector<std::string> kTrainingKeys = {"precision",    "optimizer",    
 const std::vector<std::string> kReliabilityKeys = {"preset",           "failures_per_gpu_hour", "categories",
                                                    "checkpoint_interval", "checkpoint_write",   "storage_bandwidth",
                                                    "restart"};
-const std::vector<std::string> kContentionKeys = {"model", "tenants", "load", "burst", "idle", "seed"};
+const std::vector<std::string> kContentionKeys = {"model", "tenants", "load", "burst", "idle", "seed", "job_duration", "job_gap"};
 const std::vector<std::string> kLinkFaultKeys = {"degraded", "degraded_share", "flaps_per_link_hour", "flap"};
 const std::vector<std::string> kStragglerKeys = {"count", "slowdown", "jitter", "episodes_per_gpu_hour", "episode"};
 const std::vector<std::string> kEngineKeys = {"fidelity", "buckets"};
@@ -635,6 +635,9 @@ class Reader {
     c.idle_s = c.burst_s;
     if (auto f = get(b, "idle")) c.idle_s = detail::to_time(*f, true);
     if (auto f = get(b, "seed")) c.seed = static_cast<uint64_t>(detail::to_int(*f, 0, std::numeric_limits<int64_t>::max()));
+    if (auto f = get(b, "job_duration")) c.job_duration_s = detail::to_time(*f, true);
+    c.job_gap_s = c.job_duration_s;
+    if (auto f = get(b, "job_gap")) c.job_gap_s = detail::to_time(*f, true);
     sc.contention = c;
   }
 

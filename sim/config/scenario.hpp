@@ -34,6 +34,12 @@ struct ContentionSpec {
   double burst_s = 30;     // mean busy period
   double idle_s = 30;      // mean idle period (default = burst)
   uint64_t seed = 1;
+  // Tenants as jobs that come and go (issue 17): each tenant slot holds a job for an exponential
+  // time of mean job_duration_s, then stays empty for one of mean job_gap_s. Each job draws
+  // its own links and its own load (U(0.5, 1.5) x load, at most 1). job_duration_s = 0: every
+  // tenant is present for the whole run with one placement (the model before).
+  double job_duration_s = 0;
+  double job_gap_s = 0;    // default = job_duration_s
 };
 
 // Faulty fabric links (issue 17), each drawn per seed among the switch uplink cables (leaf uplinks

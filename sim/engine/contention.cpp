@@ -3,6 +3,8 @@
 #include <simgrid/s4u.hpp>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <memory>
 #include <random>
 #include <vector>
@@ -44,34 +46,69 @@ std::shared_ptr<SharedState> state_of(const std::vector<sg4::Link*>& links) {
 
 class Tenant {
  public:
-  Tenant(std::shared_ptr<SharedState> st, std::vector<size_t> links, const config::ContentionSpec& spec, uint64_t seed)
-      : st_(std::move(st)), links_(std::move(links)), spec_(spec), rng_(seed) {}
+  // `links`: the placement of a tenant present for the whole run; `candidates`: the links a job may
+  // cross (each with probability 1/2, at least one), drawn anew per job when jobs come and go.
+  Tenant(std::shared_ptr<SharedState> st, std::vector<size_t> links, std::vector<size_t> candidates,
+         const config::ContentionSpec& spec, uint64_t seed)
+      : st_(std::move(st)), links_(std::move(links)), candidates_(std::move(candidates)), spec_(spec), rng_(seed) {}
 
   void operator()() {
     sg4::this_actor::get_host();  // runs on a GPU host; it only sleeps and changes link bandwidths
+    if (spec_.job_duration_s <= 0) {
+      burst(spec_.load, std::numeric_limits<double>::infinity());
+      return;
+    }
+    std::exponential_distribution<double> lifetime(1.0 / spec_.job_duration_s);
+    std::uniform_real_distribution<double> mix(0.5, 1.5);
+    std::bernoulli_distribution crosses(0.5);
+    std::uniform_int_distribution<size_t> any(0, candidates_.size() - 1);
+    // Start in the stationary state: a job present with probability duration / (duration + gap).
+    std::bernoulli_distribution present(spec_.job_duration_s / (spec_.job_duration_s + spec_.job_gap_s));
+    bool job = present(rng_);
+    for (;;) {
+      if (job) {
+        links_.clear();
+        for (size_t i : candidates_)
+          if (candidates_.size() == 1 || crosses(rng_)) links_.push_back(i);
+        if (links_.empty()) links_.push_back(candidates_[any(rng_)]);
+        burst(std::min(1.0, spec_.load * mix(rng_)), sg4::Engine::get_clock() + lifetime(rng_));
+      } else {
+        sg4::this_actor::sleep_for(std::exponential_distribution<double>(1.0 / spec_.job_gap_s)(rng_));
+      }
+      job = !job;
+    }
+  }
+
+ private:
+  // Busy and idle periods (exponential, means burst and idle) taking `load` of the links while
+  // busy, until `until` (simulated seconds).
+  void burst(double load, double until) {
     std::exponential_distribution<double> busy(1.0 / std::max(1e-9, spec_.burst_s));
     std::exponential_distribution<double> idle(1.0 / std::max(1e-9, spec_.idle_s));
     // Start in the stationary state: busy with probability burst / (burst + idle).
     std::bernoulli_distribution starts_busy(spec_.burst_s / (spec_.burst_s + spec_.idle_s));
     bool on = starts_busy(rng_);
     for (;;) {
-      for (size_t i : links_) {
-        st_->load[i] += on ? spec_.load : 0.0;
-        apply(*st_, i);
-      }
-      sg4::this_actor::sleep_for(on ? busy(rng_) : idle(rng_));
+      const double now = sg4::Engine::get_clock();
+      if (now >= until) return;
       if (on)
         for (size_t i : links_) {
-          st_->load[i] -= spec_.load;
+          st_->load[i] += load;
+          apply(*st_, i);
+        }
+      sg4::this_actor::sleep_for(std::min(on ? busy(rng_) : idle(rng_), until - now));
+      if (on)
+        for (size_t i : links_) {
+          st_->load[i] -= load;
           apply(*st_, i);
         }
       on = !on;
     }
   }
 
- private:
   std::shared_ptr<SharedState> st_;
   std::vector<size_t> links_;
+  std::vector<size_t> candidates_;
   config::ContentionSpec spec_;
   std::mt19937_64 rng_;
 };
@@ -107,8 +144,10 @@ void start_contention(const config::Scenario& scenario, const platform::Platform
       for (size_t i = 0; i < links.size(); ++i)
         if (links.size() == 1 || crosses(rng)) mine.push_back(index_of(links[i]));
       if (mine.empty()) mine.push_back(index_of(links[any(rng)]));
+      std::vector<size_t> candidates;
+      for (auto* l : links) candidates.push_back(index_of(l));
       auto actor = sg4::Actor::create("tenant-" + std::to_string(t), platform.gpu(0, 0),
-                                      Tenant(st, std::move(mine), spec, rng()));
+                                      Tenant(st, std::move(mine), std::move(candidates), spec, rng()));
       actor->daemonize();
     }
   }

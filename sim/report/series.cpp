@@ -44,8 +44,9 @@ double percentile(std::vector<double> v, double q) {
 
 }  // namespace
 
-SeriesStats analyse_series(const std::vector<std::vector<double>>& series) {
+SeriesStats analyse_series(const std::vector<std::vector<double>>& series, double slow_tau_s) {
   SeriesStats s;
+  s.slow_tau_s = slow_tau_s;
   const size_t r = series.size();
   const size_t n = series.empty() ? 0 : series.front().size() - 1;  // warm-up dropped
   s.window = static_cast<int64_t>(n);
@@ -120,19 +121,25 @@ SeriesStats analyse_series(const std::vector<std::vector<double>>& series) {
     v /= static_cast<double>(r - 1);
     s.window_means_sd = std::sqrt(v);
     const double within = var_w * s.tau_steps / static_cast<double>(n);
-    if (s.separable && (within <= 0 ? v > 0 : static_cast<double>(r - 1) * v / within > chi2_99(static_cast<double>(r - 1))))
+    if (slow_tau_s > 0)
+      s.slow_sd = std::sqrt(std::max(0.0, v - within));
+    else if (s.separable && (within <= 0 ? v > 0 : static_cast<double>(r - 1) * v / within > chi2_99(static_cast<double>(r - 1))))
       s.between_sd = std::sqrt(std::max(0.0, v - within));
   }
   return s;
 }
 
 double run_mean_sd(const SeriesStats& s, double total_steps) {
-  return std::sqrt(s.between_sd * s.between_sd + s.within_sd * s.within_sd * s.tau_steps / std::max(total_steps, 1.0));
+  const double run_s = std::max(total_steps, 1.0) * std::max(s.mean, 1e-12);
+  return std::sqrt(s.between_sd * s.between_sd + s.within_sd * s.within_sd * s.tau_steps / std::max(total_steps, 1.0) +
+                   s.slow_sd * s.slow_sd * std::min(1.0, s.slow_tau_s / run_s));
 }
 
 double mean_step_se(const SeriesStats& s, int64_t seeds) {
-  return std::sqrt(s.within_sd * s.within_sd * s.tau_steps / static_cast<double>(std::max<int64_t>(s.steps, 1)) +
-                   s.between_sd * s.between_sd / static_cast<double>(std::max<int64_t>(seeds, 1)));
+  const double r = static_cast<double>(std::max<int64_t>(seeds, 1));
+  const double model = s.within_sd * s.within_sd * s.tau_steps / static_cast<double>(std::max<int64_t>(s.steps, 1)) +
+                       s.between_sd * s.between_sd / r;
+  return std::sqrt(std::max(model, s.window_means_sd * s.window_means_sd / r));
 }
 
 std::vector<double> run_level_days(const SeriesStats& s, double total_steps, const std::vector<double>& stretch) {

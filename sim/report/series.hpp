@@ -34,16 +34,25 @@ struct SeriesStats {
   double window_means_sd = 0;    // sd of the R window means
   double between_sd = 0;         // persistent seed-to-seed sd of the mean step (0 when not significant)
   bool separable = false;        // window >= kSeparableTaus x tau: between_sd was tested
+  // With a known slow process (tenant jobs that come and go, slow_tau_s > 0) the windows' excess
+  // spread is that process seen frozen in each window, not a persistent component: its sd, which
+  // averages over the run with the process's own autocorrelation time.
+  double slow_sd = 0;
+  double slow_tau_s = 0;
 };
 
 // REQUIRES: every series has the same length >= 2 (the first step of each is dropped as warm-up).
-SeriesStats analyse_series(const std::vector<std::vector<double>>& series);
+// `slow_tau_s`: the integrated autocorrelation time, in seconds, of a slow process the scenario
+// defines (0: none); see SeriesStats::slow_sd.
+SeriesStats analyse_series(const std::vector<std::vector<double>>& series, double slow_tau_s = 0);
 
-// Standard deviation of the mean step over a run of `total_steps` steps.
+// Standard deviation of the mean step over a run of `total_steps` steps: between_sd^2 +
+// sd_w^2 tau / N + slow_sd^2 x min(1, slow_tau_s / (N x mean step)).
 double run_mean_sd(const SeriesStats& s, double total_steps);
 
 // Standard error of s.mean itself, from how much was simulated: sd^2 tau / steps pooled, plus the
-// persistent component over the R seeds. The 95% interval of the projected mean is +-1.96 of it.
+// persistent component over the R seeds, and never less than the R window means' own standard
+// error (independent replications). The 95% interval of the projected mean is +-1.96 of it.
 double mean_step_se(const SeriesStats& s, int64_t seeds);
 
 // Quantiles of the whole run's days: mean step ~ N(s.mean, run_mean_sd), days = mean step x

@@ -282,3 +282,20 @@ TEST(VarianceTest, DegradedCableHurtsEcmpMoreThanAdaptiveRoutingAndFlapsVaryStep
 }
 
 }  // namespace
+
+namespace {
+
+// Issue 17: tenants as jobs that come and go. On shared-tenants (4 tenant slots), jobs of 5 s
+// mean with 5 s gaps: each slot holds a job half the time, so over 400 steps (~1,000 s, ~100 job
+// lifetimes each) the mean step lies between the dedicated fabric's and the always-present
+// tenants', and steps differ.
+TEST(VarianceTest, TenantJobsThatComeAndGoCostLessThanTenantsAlwaysThere) {
+  const std::string shared = scenario("shared-tenants.yaml") + " --steps 400";
+  const double dedicated = run_mean(shared + " --set contention.tenants=0");
+  const double always = run_mean(shared);
+  const double coming = run_mean(shared + " --set contention.job_duration=5s --set contention.job_gap=5s");
+  EXPECT_GT(coming, dedicated * 1.05);
+  EXPECT_LT(coming, always * 0.95);
+}
+
+}  // namespace

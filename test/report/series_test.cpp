@@ -70,6 +70,27 @@ TEST(SeriesTest, APersistentSeedComponentSurvivesTheWholeRun) {
   EXPECT_NEAR((q.p90 - q.p10) / 2, 1.2816 * s.between_sd * total / 86400, 0.05 * (q.p90 - q.p10));
 }
 
+// A slow process the scenario defines (tenant jobs of hours, windows of minutes): each window sees
+// one frozen state, so the windows' excess spread is that process, not a persistent component. Over
+// a run T long it averages with the process's autocorrelation time: sd_slow^2 x tau_slow / T. The
+// mean's standard error is then at least the R window means' own.
+TEST(SeriesTest, ASlowProcessAveragesOverTheRunWithItsOwnTimeScale) {
+  const std::vector<double> state = {0.0, 1.0, 1.0, 0.0, 1.0, 0.0, 0.0, 1.0};  // a tenant present or not
+  std::mt19937_64 rng(5);
+  std::normal_distribution<double> noise(0, 0.05);
+  const auto series = make(8, 100, [&](int i, int) { return 2.0 + 0.5 * state[static_cast<size_t>(i)] + noise(rng); });
+  const double tau_slow = 3600;  // 1 h
+  const auto s = analyse_series(series, tau_slow);
+  EXPECT_EQ(s.between_sd, 0.0);
+  EXPECT_NEAR(s.slow_sd, 0.5 * std::sqrt(8.0 / 7 / 4), 0.02);  // sd of 0/0.5 in equal halves: 0.267
+  const double total = 1e6;  // 1e6 steps of ~2.25 s: 625 h
+  const double run_s = total * s.mean;
+  EXPECT_NEAR(run_mean_sd(s, total),
+              std::sqrt(s.within_sd * s.within_sd * s.tau_steps / total + s.slow_sd * s.slow_sd * tau_slow / run_s), 1e-12);
+  EXPECT_LT(run_mean_sd(s, total), 0.1 * s.slow_sd);  // averaged away over 625 h
+  EXPECT_GE(mean_step_se(s, 8), s.window_means_sd / std::sqrt(8.0) - 1e-12);
+}
+
 // A deterministic run: every step the same; the run's days are exact and the failure stretch of
 // each seed multiplies them.
 TEST(SeriesTest, ConstantStepsGiveExactDaysTimesEachSeedsFailureStretch) {
