@@ -107,8 +107,10 @@ class StageActor {
                         StepAccount& acc, bool trace);
   // Runs `seconds` of the pass on the GPU; `tp_share` of it is exposed TP/CP communication.
   void compute(double seconds, double tp_share, StepAccount& acc, const char* category, const std::string& name, bool trace);
-  void receive(sg4::Mailbox* box, StepAccount& acc);
-  void send(sg4::Mailbox* box, int64_t to_stage, double bytes, StepAccount& acc);
+  // With `trace`: the send and the receive as slices, the bubble before a receive, and a flow
+  // event joining the two ends.
+  void receive(sg4::Mailbox* box, StepAccount& acc, bool trace);
+  void send(sg4::Mailbox* box, int64_t to_stage, double bytes, StepAccount& acc, bool trace);
   // One collective of the stage's DP group: a job per simulated rail, all submitted.
   // `calls`: how many NCCL calls of the real stack the job stands for (their latency is paid).
   std::vector<CommJobPtr> collective(parallel::CollectiveKind kind, double bytes, double calls, const std::string& name,
@@ -122,7 +124,6 @@ class StageActor {
   int64_t stage_;
   std::vector<CommJobPtr> pending_;
   std::mt19937_64 rng_;
-  bool tracing_ = false;  // this step is traced (send / receive record their slices and flows)
 };
 
 class Simulation {
@@ -326,14 +327,14 @@ void StageActor::compute(double seconds, double tp_share, StepAccount& acc, cons
   }
 }
 
-void StageActor::receive(sg4::Mailbox* box, StepAccount& acc) {
+void StageActor::receive(sg4::Mailbox* box, StepAccount& acc, bool trace) {
   const double t0 = sg4::Engine::get_clock();
   auto* msg = box->get<Message>();
   const double t1 = sg4::Engine::get_clock();
   const double posted = std::clamp(msg->posted_s, t0, t1);
   acc.bubble_s += posted - t0;  // the sender had not finished its own work yet
   acc.comm_s += t1 - posted;    // the transfer itself
-  if (tracing_ && msg->flow != 0) {
+  if (trace && msg->flow != 0) {
     Simulation& s = *sim_;
     const int64_t track = s.track_of(replica_, stage_, Simulation::kCompute);
     if (posted > t0) s.trace(track, "bubble", "bubble", t0, posted);
@@ -343,7 +344,7 @@ void StageActor::receive(sg4::Mailbox* box, StepAccount& acc) {
   delete msg;
 }
 
-void StageActor::send(sg4::Mailbox* box, int64_t to_stage, double bytes, StepAccount& acc) {
+void StageActor::send(sg4::Mailbox* box, int64_t to_stage, double bytes, StepAccount& acc, bool trace) {
   // Megatron posts its sends and receives together and waits for them before the next pass
   // (batch_isend_irecv, then wait): the sender waits for its transfer to land. NCCL's per-message
   // latency first, then the bytes on the wire (model::p2p_call_cost, as the closed form counts).
@@ -352,11 +353,11 @@ void StageActor::send(sg4::Mailbox* box, int64_t to_stage, double bytes, StepAcc
   const bool inter = s.layout_.node(s.layout_.rank(0, 0, replica_, stage_)) != s.layout_.node(s.layout_.rank(0, 0, replica_, to_stage));
   const model::NetCallCost call = model::p2p_call_cost(s.sc_.cluster, inter, bytes);
   if (call.latency_s > 0) sg4::this_actor::sleep_for(call.latency_s);
-  const uint64_t flow = tracing_ ? ++s.next_flow_ : 0;
+  const uint64_t flow = trace ? ++s.next_flow_ : 0;
   auto* msg = new Message{t0, flow};  // the receiver owns it once put returns
   box->put(msg, static_cast<uint64_t>(std::max(1.0, std::round(bytes * call.wire_factor))));
   acc.comm_s += sg4::Engine::get_clock() - t0;
-  if (tracing_) {
+  if (trace) {
     const int64_t track = s.track_of(replica_, stage_, Simulation::kCompute);
     s.trace(track, "send " + box->get_name() + " to stage " + std::to_string(to_stage), "send", t0, sg4::Engine::get_clock());
     s.result_.trace.push_back({"p2p", "p2p", track, t0, 0, 's', flow});
@@ -399,17 +400,17 @@ void StageActor::forward(const parallel::PipelineOp& op, StepAccount& acc, bool 
   Simulation& s = *sim_;
   const int64_t g = parallel::model_chunk(stage_, op.chunk, s.p_);
   const auto& cost = s.costs_.stages[stage_].chunks[op.chunk];
-  if (g > 0) receive(s.act_[replica_][g][op.micro_batch], acc);
+  if (g > 0) receive(s.act_[replica_][g][op.micro_batch], acc, trace);
   compute(cost.forward_s * slowdown(), s.tp_share(cost), acc, "forward",
           "F" + std::to_string(op.micro_batch) + "." + std::to_string(op.chunk), trace);
-  if (g + 1 < s.p_ * s.v_) send(s.act_[replica_][g + 1][op.micro_batch], (g + 1) % s.p_, cost.activation_bytes, acc);
+  if (g + 1 < s.p_ * s.v_) send(s.act_[replica_][g + 1][op.micro_batch], (g + 1) % s.p_, cost.activation_bytes, acc, trace);
 }
 
 void StageActor::backward(const parallel::PipelineOp& op, bool last_micro_batch, StepAccount& acc, bool trace) {
   Simulation& s = *sim_;
   const int64_t g = parallel::model_chunk(stage_, op.chunk, s.p_);
   const auto& cost = s.costs_.stages[stage_].chunks[op.chunk];
-  if (g + 1 < s.p_ * s.v_) receive(s.grad_[replica_][g][op.micro_batch], acc);
+  if (g + 1 < s.p_ * s.v_) receive(s.grad_[replica_][g][op.micro_batch], acc, trace);
   const std::string name = "B" + std::to_string(op.micro_batch) + "." + std::to_string(op.chunk);
   const double seconds = cost.backward_s * slowdown();
   const bool overlap = s.sc_.parallel.overlap_grad_reduce && s.replicas_total() > 1;
@@ -426,7 +427,7 @@ void StageActor::backward(const parallel::PipelineOp& op, bool last_micro_batch,
   } else {
     compute(seconds, s.tp_share(cost), acc, "backward", name, trace);
   }
-  if (g > 0) send(s.grad_[replica_][g - 1][op.micro_batch], (g - 1) % s.p_, cost.activation_bytes, acc);
+  if (g > 0) send(s.grad_[replica_][g - 1][op.micro_batch], (g - 1) % s.p_, cost.activation_bytes, acc, trace);
 }
 
 
@@ -446,8 +447,8 @@ void StageActor::run_zero3_passes(const std::vector<parallel::PipelineOp>& ops, 
     const int64_t g = parallel::model_chunk(stage_, op.chunk, s.p_);
     const auto& cost = s.costs_.stages[stage_].chunks[op.chunk];
     const bool fwd = op.pass == parallel::Pass::kForward;
-    if (fwd && g > 0) receive(s.act_[replica_][g][op.micro_batch], acc);
-    if (!fwd && g + 1 < s.p_ * s.v_) receive(s.grad_[replica_][g][op.micro_batch], acc);
+    if (fwd && g > 0) receive(s.act_[replica_][g][op.micro_batch], acc, trace);
+    if (!fwd && g + 1 < s.p_ * s.v_) receive(s.grad_[replica_][g][op.micro_batch], acc, trace);
     const int64_t n = layers_of(op);
     const double unit = (fwd ? cost.forward_s : cost.backward_s) * slowdown() / static_cast<double>(n);
     const std::string name = (fwd ? "F" : "B") + std::to_string(op.micro_batch) + "." + std::to_string(op.chunk);
@@ -461,8 +462,8 @@ void StageActor::run_zero3_passes(const std::vector<parallel::PipelineOp>& ops, 
       compute(unit, s.tp_share(cost), acc, fwd ? "forward" : "backward", name, trace);
       if (!fwd) collective(parallel::CollectiveKind::kReduceScatter, grad, 1, "grad reduce-scatter", trace, true);
     }
-    if (fwd && g + 1 < s.p_ * s.v_) send(s.act_[replica_][g + 1][op.micro_batch], (g + 1) % s.p_, cost.activation_bytes, acc);
-    if (!fwd && g > 0) send(s.grad_[replica_][g - 1][op.micro_batch], (g - 1) % s.p_, cost.activation_bytes, acc);
+    if (fwd && g + 1 < s.p_ * s.v_) send(s.act_[replica_][g + 1][op.micro_batch], (g + 1) % s.p_, cost.activation_bytes, acc, trace);
+    if (!fwd && g > 0) send(s.grad_[replica_][g - 1][op.micro_batch], (g - 1) % s.p_, cost.activation_bytes, acc, trace);
   }
 }
 
@@ -479,7 +480,6 @@ void StageActor::operator()() {
   std::vector<CommJobPtr> param_gather;  // ZeRO-1/2: parameter all-gather after the optimizer
   for (int64_t step = 0; step < s.opt_.steps; ++step) {
     const bool trace = s.traced(replica_, step);
-    tracing_ = trace;
     const double step_start = sg4::Engine::get_clock();
     StepAccount acc;
     std::fill(backwards.begin(), backwards.end(), 0);
