@@ -63,18 +63,16 @@ std::string pct(double x) {
 
 // The lightest recompute that still fits, as "selective recompute fits (60 GiB of 79 GiB)", or ""
 // when only the scenario's own does.
-std::string lighter_recompute_that_fits(const config::Scenario& sc, double capacity_bytes, model::Recompute* which) {
+std::string lighter_recompute_that_fits(const config::Scenario& sc, double capacity_bytes) {
   model::ParallelSpec lighter = sc.parallel;
   lighter.recompute_num_layers = -1;  // only full recompute takes a layer count
   for (model::Recompute r : {model::Recompute::kNone, model::Recompute::kSelective}) {
     if (static_cast<int>(r) >= static_cast<int>(sc.parallel.recompute)) break;
     lighter.recompute = r;
     const double bytes = model::memory_per_gpu(sc.model, lighter, sc.training, sc.cluster).total();
-    if (bytes <= capacity_bytes) {
-      if (which != nullptr) *which = r;
+    if (bytes <= capacity_bytes)
       return std::string(model::to_string(r)) + " recompute fits (" + util::format_bytes(bytes) + " of " +
              util::format_bytes(capacity_bytes) + ")";
-    }
   }
   return "";
 }
@@ -85,12 +83,13 @@ void diagnose(const config::Scenario& sc, RunSummary& s) {
   const auto choice = model::largest_saving(s.savings);
   if (choice.klass.empty()) return;
   const double step = s.step_time.mean > 0 ? s.step_time.mean : 1;
-  double base = step;  // the closed-form step the savings are measured against
-  for (const auto& c : s.savings)
-    if (c.resource == choice.part) base = c.step_s + c.saved_s;
+  double base = step;  // the step the part's saving is measured against
   double part_saved = choice.saved_s;
   for (const auto& c : s.savings)
-    if (c.resource == choice.part) part_saved = c.saved_s;
+    if (c.resource == choice.part) {
+      base = c.step_s + c.saved_s;
+      part_saved = c.saved_s;
+    }
   const std::string saves = util::format_duration(part_saved) + " of " + util::format_duration(base) + " (" +
                             pct(part_saved / std::max(base, 1e-12)) + ")";
   s.bottleneck = choice.klass;
@@ -120,7 +119,7 @@ void diagnose(const config::Scenario& sc, RunSummary& s) {
   } else if (k == "compute.stragglers") {
     s.bottleneck_reason = "slow GPUs hold every other rank at each synchronisation; the same seed without stragglers saves " + saves;
   } else if (k == "memory.recompute" || k == "memory") {
-    const std::string fits = lighter_recompute_that_fits(sc, s.capacity_bytes, nullptr);
+    const std::string fits = lighter_recompute_that_fits(sc, s.capacity_bytes);
     s.bottleneck_reason = std::string(model::to_string(sc.parallel.recompute)) + " activation recompute" +
                           (fits.empty() ? ", needed to fit in " + util::format_bytes(s.capacity_bytes) + "," : " (not needed: " + fits + ")") +
                           " costs " + saves;
@@ -201,13 +200,9 @@ RunSummary summarize(const config::Scenario& sc, const model::StepCosts& costs, 
   }
   s.projection = project(sc, costs.tokens_per_step, step, wait);
   s.sync_wait_s = wait;
-  double comm_wait = 0, bubble_wait = 0;
-  for (const auto& g : run.gpus) {
-    comm_wait += g.comm_wait_s;
-    bubble_wait += g.bubble_s;
-  }
-  s.sync_wait_comm_share = comm_wait + bubble_wait > 0 ? comm_wait / (comm_wait + bubble_wait) : 0;
   {
+    // Per stage, and over all GPUs the share of waiting spent on transfers.
+    double comm_wait = 0, bubble_wait = 0;
     int64_t stages = 0;
     for (const auto& g : run.gpus) stages = std::max(stages, g.stage + 1);
     s.stages.resize(static_cast<size_t>(stages));
@@ -220,7 +215,10 @@ RunSummary summarize(const config::Scenario& sc, const model::StepCosts& costs, 
       b.bubble_s += g.bubble_s;
       b.optimizer_s += g.optimizer_s;
       replicas[static_cast<size_t>(g.stage)] += 1;
+      comm_wait += g.comm_wait_s;
+      bubble_wait += g.bubble_s;
     }
+    s.sync_wait_comm_share = comm_wait + bubble_wait > 0 ? comm_wait / (comm_wait + bubble_wait) : 0;
     for (size_t i = 0; i < s.stages.size(); ++i) {
       auto& b = s.stages[i];
       b.stage = static_cast<int64_t>(i);
