@@ -14,6 +14,7 @@
 #include "cli/mpi_batch.hpp"
 #include "cli/run_command.hpp"
 #include "config/scenario.hpp"
+#include "report/run_report.hpp"
 #include "util/error.hpp"
 #include "util/output.hpp"
 
@@ -57,15 +58,9 @@ double t975(int64_t df) {
 
 // Mean and half-width of its 95% confidence interval (0 with one value).
 std::pair<double, double> mean_ci(const std::vector<double>& v) {
-  if (v.empty()) return {0, 0};
-  double mean = 0;
-  for (double x : v) mean += x;
-  mean /= static_cast<double>(v.size());
-  if (v.size() < 2) return {mean, 0};
-  double sq = 0;
-  for (double x : v) sq += (x - mean) * (x - mean);
-  const double sd = std::sqrt(sq / static_cast<double>(v.size() - 1));
-  return {mean, t975(static_cast<int64_t>(v.size()) - 1) * sd / std::sqrt(static_cast<double>(v.size()))};
+  const report::Stats st = report::stats_of(v);
+  const auto n = static_cast<int64_t>(v.size());
+  return {st.mean, n < 2 ? 0.0 : t975(n - 1) * st.std / std::sqrt(static_cast<double>(n))};
 }
 
 }  // namespace

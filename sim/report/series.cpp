@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "report/run_report.hpp"
+
 namespace trainsim::report {
 
 namespace {
@@ -34,14 +36,6 @@ double chi2_99(double k) {
   return k * std::pow(1 - h + 2.3263479 * std::sqrt(h), 3);
 }
 
-double percentile(std::vector<double> v, double q) {
-  std::sort(v.begin(), v.end());
-  const double pos = q * static_cast<double>(v.size() - 1);
-  const auto i = static_cast<size_t>(pos);
-  const size_t j = std::min(i + 1, v.size() - 1);
-  return v[i] + (v[j] - v[i]) * (pos - static_cast<double>(i));
-}
-
 }  // namespace
 
 SeriesStats analyse_series(const std::vector<std::vector<double>>& series, double slow_tau_s) {
@@ -54,14 +48,14 @@ SeriesStats analyse_series(const std::vector<std::vector<double>>& series, doubl
   for (const auto& x : series) all.insert(all.end(), x.begin() + 1, x.end());
   s.steps = static_cast<int64_t>(all.size());
   if (all.empty()) return s;
-  for (double v : all) s.mean += v;
-  s.mean /= static_cast<double>(all.size());
+  const Stats pooled = stats_of(all);
+  s.mean = pooled.mean;
+  s.p50 = pooled.p50;
+  s.p99 = pooled.p99;
   double var = 0;
   for (double v : all) var += (v - s.mean) * (v - s.mean);
   var /= static_cast<double>(all.size());
   s.sd = std::sqrt(var);
-  s.p50 = percentile(all, 0.50);
-  s.p99 = percentile(all, 0.99);
   // Each seed's window about its own mean: the within-run noise and its autocorrelation (a seed's
   // persistent offset is not correlation in time: it is tested below), averaged over the seeds,
   // summed up to Sokal's window.
