@@ -124,23 +124,21 @@ void simulate_advice(const AdviceOptions& opt, const Outcome& outcome, report::R
   w.no_replicate = opt.no_replicate;
   w.fidelity = opt.fidelity;
   std::vector<Job> jobs;
-  auto job_with = [&](std::vector<std::string> extra) {
+  auto job_with = [&](const std::vector<std::string>& extra) {
     w.sets = opt.sets;
     w.sets.insert(w.sets.end(), extra.begin(), extra.end());
     jobs.push_back(make_job(w));
     return jobs.size() - 1;
   };
   for (const auto& c : shortlist) job_with(c.sets);
-  // The network's noise: other tenants, ECMP collisions, faulty links; removed together they give the
-  // same seed on a dedicated, ideally balanced, healthy fabric.
-  const bool contended = sc.contention.has_value() || sc.link_faults.has_value() || sc.cluster.ecmp;
-  const bool straggling = sc.stragglers.has_value();
-  const std::vector<std::string> quiet_fabric = {"contention=null", "link_faults=null", "cluster.inter_node.routing=adaptive"};
+  // The same seed on a dedicated, ideally balanced, healthy fabric; and with healthy GPUs too.
+  const bool contended = noisy_fabric(sc);
+  const bool straggling = noisy_gpus(sc);
   size_t dedicated = SIZE_MAX, quiet = SIZE_MAX;
-  if (contended) dedicated = job_with(quiet_fabric);
+  if (contended) dedicated = job_with(quiet_fabric_sets());
   if (straggling) {
-    std::vector<std::string> sets = contended ? quiet_fabric : std::vector<std::string>{};
-    sets.push_back("stragglers=null");
+    std::vector<std::string> sets = contended ? quiet_fabric_sets() : std::vector<std::string>{};
+    sets.insert(sets.end(), healthy_gpu_sets().begin(), healthy_gpu_sets().end());
     quiet = job_with(sets);
   }
   if (jobs.empty()) {

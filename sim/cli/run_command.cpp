@@ -68,6 +68,20 @@ config::Fidelity parse_fidelity(const std::string& s) {
   return config::Fidelity::kAuto;
 }
 
+bool noisy_fabric(const config::Scenario& s) { return s.contention.has_value() || s.link_faults.has_value() || s.cluster.ecmp; }
+
+bool noisy_gpus(const config::Scenario& s) { return s.stragglers.has_value(); }
+
+const std::vector<std::string>& quiet_fabric_sets() {
+  static const std::vector<std::string> sets = {"contention.tenants=0", "link_faults=null", "cluster.inter_node.routing=adaptive"};
+  return sets;
+}
+
+const std::vector<std::string>& healthy_gpu_sets() {
+  static const std::vector<std::string> sets = {"stragglers.count=0", "stragglers.jitter=0", "stragglers.episodes_per_gpu_hour=0"};
+  return sets;
+}
+
 std::vector<config::Override> parse_overrides(const std::vector<std::string>& sets) {
   std::vector<config::Override> out;
   for (const auto& s : sets) out.push_back(config::parse_override(s));

@@ -34,6 +34,15 @@ int run_command(const RunOptions& options);
 // "full" | "symmetric" | anything else: auto.
 config::Fidelity parse_fidelity(const std::string& s);
 
+// Noise a scenario may carry, and the --set texts that take it away: the fabric's (other tenants,
+// ECMP hashing, faulty links) and the GPUs' (stragglers, static or passing, and per-step jitter).
+// run's advice measures each against the same seed without it; variance's dedicated baseline runs
+// without both; sweep says a noisy point needs several seeds.
+bool noisy_fabric(const config::Scenario& scenario);
+bool noisy_gpus(const config::Scenario& scenario);
+const std::vector<std::string>& quiet_fabric_sets();
+const std::vector<std::string>& healthy_gpu_sets();
+
 // Parses --set texts (throws util::InputError).
 std::vector<config::Override> parse_overrides(const std::vector<std::string>& sets);
 

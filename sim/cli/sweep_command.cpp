@@ -404,8 +404,7 @@ int sweep_command(const SweepOptions& opt, const char* argv0) {
   std::FILE* console = opt.json_path == "-" ? stderr : stdout;
   std::fprintf(console, "trainsim sweep: %s (%s scaling, efficiency vs %lld nodes)\n\n%s\n", base.name.c_str(),
                opt.scaling.c_str(), ref ? static_cast<long long>(ref->nodes) : 0LL, table.c_str());
-  const bool noisy = base.contention.has_value() || base.stragglers.has_value() || base.link_faults.has_value() || base.cluster.ecmp;
-  if (noisy && !many)
+  if ((noisy_fabric(base) || noisy_gpus(base)) && !many)
     std::fprintf(console, "  note: the fabric or the GPUs are noisy in this scenario and each point is one seed: efficiencies\n"
                           "  differ from seed to seed; --runs 8 gives each point's mean and 95%% interval\n");
   if (many) {

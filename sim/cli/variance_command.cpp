@@ -24,16 +24,17 @@ nlohmann::json stats_json(const report::Stats& s) {
 }
 
 
-// The variance batch: runs seed, seed+1, ..., then (with contention or stragglers) the first seed
-// on a dedicated fabric with healthy GPUs.
+// The variance batch: runs seed, seed+1, ..., then (when the fabric or the GPUs are noisy) the first
+// seed on a dedicated fabric with healthy GPUs (quiet_fabric_sets, healthy_gpu_sets).
 std::vector<WorkerOptions> variance_work(const VarianceOptions& opt, bool with_dedicated) {
   auto work_for = [&](uint64_t seed, bool dedicated) {
     WorkerOptions w;
     w.scenario = opt.scenario;
     w.sets = opt.sets;
-    if (dedicated)
-      w.sets.insert(w.sets.end(), {"contention.tenants=0", "stragglers.count=0", "stragglers.jitter=0", "stragglers.episodes_per_gpu_hour=0",
-                                   "cluster.inter_node.routing=adaptive", "link_faults=null"});
+    if (dedicated) {
+      w.sets.insert(w.sets.end(), quiet_fabric_sets().begin(), quiet_fabric_sets().end());
+      w.sets.insert(w.sets.end(), healthy_gpu_sets().begin(), healthy_gpu_sets().end());
+    }
     w.seed = seed;
     w.steps = opt.steps;
     w.no_replicate = opt.no_replicate;
@@ -45,9 +46,7 @@ std::vector<WorkerOptions> variance_work(const VarianceOptions& opt, bool with_d
   return work;
 }
 
-bool has_noise(const config::Scenario& s) {
-  return s.contention.has_value() || s.stragglers.has_value() || s.cluster.ecmp || s.link_faults.has_value();
-}
+bool has_noise(const config::Scenario& s) { return noisy_fabric(s) || noisy_gpus(s); }
 
 }  // namespace
 
