@@ -32,7 +32,6 @@ struct AdviceOptions {
   std::vector<std::string> sets;
   uint64_t seed = 1;
   int64_t steps = 0;
-  bool no_replicate = false;
   std::string fidelity = "auto";
   size_t top = 3;     // alternatives simulated (0: none)
   bool progress = true;

@@ -198,9 +198,6 @@ int run_command(const RunOptions& opt) {
     ao.sets = opt.sets;
     ao.seed = opt.seed;
     ao.steps = opt.steps;
-    // Replicating the steady state gives the steps of simulating every one (to 1e-9, a test checks),
-    // so the alternatives replicate whenever they can, --no-replicate or not.
-    ao.no_replicate = false;
     ao.fidelity = opt.fidelity;
     ao.top = static_cast<size_t>(opt.advice);
     ao.progress = !opt.quiet;
