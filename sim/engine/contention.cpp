@@ -6,7 +6,9 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <numeric>
 #include <random>
+#include <unordered_map>
 #include <vector>
 
 namespace sg4 = simgrid::s4u;
@@ -122,12 +124,15 @@ void start_contention(const config::Scenario& scenario, const platform::Platform
   if (!tenants && !faults) return;
   // One state over every link a source touches: the fabric links (faults; tenants on a dedicated
   // fabric) and the shared links (tenants on a shared one).
-  std::vector<sg4::Link*> all = platform.fabric_links();
-  for (auto* l : platform.shared_links())
-    if (std::find(all.begin(), all.end(), l) == all.end()) all.push_back(l);
+  // Tens of thousands of links under ECMP at 16K GPUs: indexed once, not searched.
+  std::vector<sg4::Link*> all;
+  std::unordered_map<sg4::Link*, size_t> index;
+  for (const auto* links : {&platform.fabric_links(), &platform.shared_links()})
+    for (auto* l : *links)
+      if (index.emplace(l, all.size()).second) all.push_back(l);
   if (all.empty()) return;
   auto st = state_of(all);
-  auto index_of = [&](sg4::Link* l) { return static_cast<size_t>(std::find(all.begin(), all.end(), l) - all.begin()); };
+  auto index_of = [&](sg4::Link* l) { return index.at(l); };
 
   if (tenants) {
     // The `shared` topology (or a platform file) names its shared links; on a fat-tree or a
@@ -139,15 +144,15 @@ void start_contention(const config::Scenario& scenario, const platform::Platform
     std::mt19937_64 rng(spec.seed * 0x9E3779B97F4A7C15ULL ^ seed);
     std::bernoulli_distribution crosses(0.5);
     std::uniform_int_distribution<size_t> any(0, links.size() - 1);
+    std::vector<size_t> candidates;
+    for (auto* l : links) candidates.push_back(index_of(l));
     for (int64_t t = 0; t < spec.tenants && !links.empty(); ++t) {
       std::vector<size_t> mine;
       for (size_t i = 0; i < links.size(); ++i)
-        if (links.size() == 1 || crosses(rng)) mine.push_back(index_of(links[i]));
-      if (mine.empty()) mine.push_back(index_of(links[any(rng)]));
-      std::vector<size_t> candidates;
-      for (auto* l : links) candidates.push_back(index_of(l));
+        if (links.size() == 1 || crosses(rng)) mine.push_back(candidates[i]);
+      if (mine.empty()) mine.push_back(candidates[any(rng)]);
       auto actor = sg4::Actor::create("tenant-" + std::to_string(t), platform.gpu(0, 0),
-                                      Tenant(st, std::move(mine), std::move(candidates), spec, rng()));
+                                      Tenant(st, std::move(mine), candidates, spec, rng()));
       actor->daemonize();
     }
   }
@@ -155,12 +160,12 @@ void start_contention(const config::Scenario& scenario, const platform::Platform
   if (faults && !platform.fabric_links().empty()) {
     const auto spec = *scenario.link_faults;
     const auto& links = platform.fabric_links();
-    const auto& cables = platform.fabric_cables();
-    // A link standing for c cables loses 1/c of its capacity per faulty cable.
-    auto cable_share = [&](size_t i, double share) {
-      const double c = static_cast<double>(i < cables.size() ? std::max<int64_t>(cables[i], 1) : 1);
-      return 1.0 - (1.0 - share) / c;
-    };
+    // The physical cables behind each fabric link (1 for a lone cable); a link standing for c
+    // cables loses 1/c of its capacity per faulty cable.
+    std::vector<double> cables;
+    for (size_t i = 0; i < links.size(); ++i)
+      cables.push_back(static_cast<double>(i < platform.fabric_cables().size() ? std::max<int64_t>(platform.fabric_cables()[i], 1) : 1));
+    auto cable_share = [cables](size_t i, double share) { return 1.0 - (1.0 - share) / cables[i]; };
     std::mt19937_64 rng(seed * 0xD1B54A32D192ED03ULL + 3);
     // Degraded cables for the whole run, drawn per seed (with replacement: two on one bundle is
     // two of its cables).
@@ -173,19 +178,16 @@ void start_contention(const config::Scenario& scenario, const platform::Platform
     }
     if (spec.flaps_per_link_hour > 0) {
       // Flaps over all physical cables: a Poisson stream; each takes one cable down for a while.
-      int64_t total_cables = 0;
-      for (size_t i = 0; i < links.size(); ++i) total_cables += i < cables.size() ? std::max<int64_t>(cables[i], 1) : 1;
-      const double rate = spec.flaps_per_link_hour * static_cast<double>(total_cables) / 3600.0;
+      const double total_cables = std::accumulate(cables.begin(), cables.end(), 0.0);
+      const double rate = spec.flaps_per_link_hour * total_cables / 3600.0;
       auto gen = std::make_shared<std::mt19937_64>(rng());
       std::vector<size_t> idx;
       for (auto* l : links) idx.push_back(index_of(l));
-      sg4::Actor::create("link-flaps", platform.gpu(0, 0), [st, gen, rate, spec, idx, cable_share, links, cables] {
+      sg4::Actor::create("link-flaps", platform.gpu(0, 0), [st, gen, rate, spec, idx, cable_share, cables] {
         std::exponential_distribution<double> gap(rate);
         std::exponential_distribution<double> length(1.0 / spec.flap_s);
         // A cable is picked in proportion to its bundle's cables.
-        std::vector<double> weights;
-        for (size_t i = 0; i < links.size(); ++i) weights.push_back(static_cast<double>(i < cables.size() ? std::max<int64_t>(cables[i], 1) : 1));
-        std::discrete_distribution<size_t> which(weights.begin(), weights.end());
+        std::discrete_distribution<size_t> which(cables.begin(), cables.end());
         for (;;) {
           sg4::this_actor::sleep_for(gap(*gen));
           const size_t i = which(*gen);
