@@ -212,14 +212,6 @@ def plot_sweep(report, prefix):
     return [save(fig, prefix, "sweep")]
 
 
-def percentile(values, q):
-    v = sorted(values)
-    pos = q * (len(v) - 1)
-    lo = int(pos)
-    hi = min(lo + 1, len(v) - 1)
-    return v[lo] + (v[hi] - v[lo]) * (pos - lo)
-
-
 def plot_variance(report, prefix):
     runs = report["runs"]
     days = [r["days"] for r in runs]
