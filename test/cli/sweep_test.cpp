@@ -292,7 +292,9 @@ TEST(SweepTest, SeedsPerPointGiveIntervalsAndAMonotoneEfficiency) {
   const auto& ci = j["knee_nodes_ci95"];
   ASSERT_FALSE(ci[0].is_null());
   EXPECT_LE(ci[0].get<int64_t>(), j["knee_nodes"].get<int64_t>());
-  if (!ci[1].is_null()) EXPECT_GE(ci[1].get<int64_t>(), j["knee_nodes"].get<int64_t>());
+  if (!ci[1].is_null()) {
+    EXPECT_GE(ci[1].get<int64_t>(), j["knee_nodes"].get<int64_t>());
+  }
 }
 
 }  // namespace
