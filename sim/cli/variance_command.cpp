@@ -162,7 +162,19 @@ int variance_command(const VarianceOptions& opt, const char* argv0, const std::s
   double slow_tau_s = 0;
   if (base.contention && base.contention->job_duration_s > 0)
     slow_tau_s = 2 / (1 / base.contention->job_duration_s + 1 / base.contention->job_gap_s);
-  const report::SeriesStats ss = analysable ? report::analyse_series(series, slow_tau_s) : report::SeriesStats{};
+  // Load that changes over the day: each seed's window starts at its own hour (seeds spread over
+  // the day unless contention.start_hour pins it); the daily cycle is fitted over the pooled steps
+  // and taken out, so the windows' means are compared at the daily average and a run averages the
+  // cycle over its own length.
+  report::DailyCycle cycle;
+  const bool diurnal = base.contention && base.contention->tenants > 0 && base.contention->diurnal_amplitude > 0;
+  if (analysable && diurnal) {
+    std::vector<double> hours;
+    for (int64_t i = 0; i < opt.runs; ++i) hours.push_back(config::diurnal_start_hour(*base.contention, opt.seed + static_cast<uint64_t>(i)));
+    cycle = report::remove_daily_cycle(series, hours);
+  }
+  report::SeriesStats ss = analysable ? report::analyse_series(series, slow_tau_s) : report::SeriesStats{};
+  ss.diurnal_sd = cycle.sd();
   const auto dd = analysable ? report::stats_of(report::run_level_days(ss, total_steps, stretch)) : window_days;
   const double step_s = ss.mean > 0 ? ss.mean : st.mean;
   nlohmann::json out = {{"scenario", {{"name", base.name}}}, {"runs", runs}, {"network_model", "CM02"}};
@@ -193,6 +205,8 @@ int variance_command(const VarianceOptions& opt, const char* argv0, const std::s
                         {"slow_process_sd_s", ss.slow_sd},
                         {"slow_process_tau_s", ss.slow_tau_s},
                         {"window_means_sd_s", ss.window_means_sd},
+                        {"diurnal_sd_s", ss.diurnal_sd},
+                        {"diurnal_fitted", cycle.fitted},
                         {"method",
                          "pooled step series (warm-up step dropped), integrated autocorrelation time (Sokal window); "
                          "whole-run mean step normal with variance between_seed_sd^2 + sd^2 tau / total_steps"}};
@@ -241,6 +255,13 @@ int variance_command(const VarianceOptions& opt, const char* argv0, const std::s
                     report::kSeparableTaus, static_cast<long long>(std::ceil(report::kSeparableTaus * ss.tau_steps)) + 1);
     std::fprintf(console, "    behind it                %lld x %lld simulated steps = %.2f hours of the run's %.0f; %s\n",
                  static_cast<long long>(opt.runs), static_cast<long long>(ss.window), simulated_s / 3600, total_steps * step_s / 3600, what);
+    if (diurnal && cycle.fitted)
+      std::fprintf(console, "    load over the day        the windows start at hours spread over the day; the step's daily cycle, sd %.4f s "
+                            "(amplitude %.4f s), is taken out: a run averages it over its own days\n",
+                   ss.diurnal_sd, std::sqrt(cycle.a * cycle.a + cycle.b * cycle.b));
+    else if (diurnal)
+      std::fprintf(console, "    load over the day        every window sees about the same hours (contention.start_hour, or --runs too few): "
+                            "these figures are for that time of day, not the daily average\n");
     std::fprintf(console, "\n  simulated windows (%lld steps each; their spread shrinks as windows grow: not the run's)\n",
                  static_cast<long long>(ss.window + 1));
   }

@@ -69,6 +69,19 @@
 
 namespace trainsim::config {
 
+double diurnal_start_hour(const ContentionSpec& c, uint64_t run_seed) {
+  if (c.start_hour >= 0) return c.start_hour;
+  const double golden = 0.6180339887498949;  // (sqrt(5) - 1) / 2
+  const double x = static_cast<double>(run_seed % (uint64_t{1} << 40)) * golden;
+  return 24 * (x - std::floor(x));
+}
+
+double diurnal_factor(const ContentionSpec& c, double start_hour, double clock_s) {
+  if (c.diurnal_amplitude <= 0) return 1;
+  const double hour = start_hour + clock_s / 3600;
+  return 1 + c.diurnal_amplitude * std::cos(2 * M_PI * (hour - c.peak_hour) / 24);
+}
+
 const char* to_string(Fidelity f) {
   switch (f) {
     case Fidelity::kAuto: return "auto";
@@ -121,7 +134,8 @@ const std::vector<std::string> kTrainingKeys = {"precision",    "optimizer",    
 const std::vector<std::string> kReliabilityKeys = {"preset",           "failures_per_gpu_hour", "categories",
                                                    "checkpoint_interval", "checkpoint_write",   "storage_bandwidth",
                                                    "restart"};
-const std::vector<std::string> kContentionKeys = {"model", "tenants", "load", "burst", "idle", "seed", "job_duration", "job_gap"};
+const std::vector<std::string> kContentionKeys = {"model", "tenants", "load", "burst", "idle", "seed", "job_duration", "job_gap",
+                                                    "diurnal_amplitude", "peak_hour", "start_hour"};
 const std::vector<std::string> kLinkFaultKeys = {"degraded", "degraded_share", "flaps_per_link_hour", "flap"};
 const std::vector<std::string> kStragglerKeys = {"count", "slowdown", "jitter", "episodes_per_gpu_hour", "episode"};
 const std::vector<std::string> kEngineKeys = {"fidelity", "buckets"};
@@ -638,6 +652,9 @@ class Reader {
     if (auto f = get(b, "job_duration")) c.job_duration_s = detail::to_time(*f, true);
     c.job_gap_s = c.job_duration_s;
     if (auto f = get(b, "job_gap")) c.job_gap_s = detail::to_time(*f, true);
+    if (auto f = get(b, "diurnal_amplitude")) c.diurnal_amplitude = detail::to_number(*f, 0, 1);
+    if (auto f = get(b, "peak_hour")) c.peak_hour = detail::to_number(*f, 0, 24, false, true);
+    if (auto f = get(b, "start_hour")) c.start_hour = detail::to_number(*f, 0, 24, false, true);
     sc.contention = c;
   }
 

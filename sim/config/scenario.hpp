@@ -40,7 +40,26 @@ struct ContentionSpec {
   // tenant is present for the whole run with one placement (the model before).
   double job_duration_s = 0;
   double job_gap_s = 0;    // default = job_duration_s
+  // Load that changes over the day (issue 17): a busy tenant takes load x (1 + diurnal_amplitude x
+  // cos(2 pi (hour - peak_hour) / 24)) of a link (at most all of it), re-evaluated at least every
+  // kDiurnalStep_s of a busy period. The hour is the simulated window's start hour plus the clock:
+  // `start_hour`, or when absent (< 0) one drawn per run seed (diurnal_start_hour), so seeds sample
+  // the whole day.
+  double diurnal_amplitude = 0;
+  double peak_hour = 14;
+  double start_hour = -1;
 };
+
+// How often a busy tenant re-reads the time of day (15 min: the daily curve moves by at most
+// 2 pi / 96 of its phase between updates).
+inline constexpr double kDiurnalStep_s = 900;
+
+// The hour of day a run's simulated window starts: c.start_hour when set, else spread evenly over
+// consecutive seeds (the fractional parts of seed x the golden ratio, a Weyl sequence).
+double diurnal_start_hour(const ContentionSpec& c, uint64_t run_seed);
+// The tenants' load multiplier at `clock_s` simulated seconds after a window that started at
+// `start_hour`; 1 without a diurnal amplitude.
+double diurnal_factor(const ContentionSpec& c, double start_hour, double clock_s);
 
 // Faulty fabric links (issue 17), each drawn per seed among the switch uplink cables (leaf uplinks
 // and above): `degraded` cables run the whole run at `degraded_share` of their bandwidth (a cable

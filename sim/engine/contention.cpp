@@ -51,8 +51,13 @@ class Tenant {
   // `links`: the placement of a tenant present for the whole run; `candidates`: the links a job may
   // cross (each with probability 1/2, at least one), drawn anew per job when jobs come and go.
   Tenant(std::shared_ptr<SharedState> st, std::vector<size_t> links, std::vector<size_t> candidates,
-         const config::ContentionSpec& spec, uint64_t seed)
-      : st_(std::move(st)), links_(std::move(links)), candidates_(std::move(candidates)), spec_(spec), rng_(seed) {}
+         const config::ContentionSpec& spec, double start_hour, uint64_t seed)
+      : st_(std::move(st)),
+        links_(std::move(links)),
+        candidates_(std::move(candidates)),
+        spec_(spec),
+        start_hour_(start_hour),
+        rng_(seed) {}
 
   void operator()() {
     sg4::this_actor::get_host();  // runs on a GPU host; it only sleeps and changes link bandwidths
@@ -83,27 +88,37 @@ class Tenant {
 
  private:
   // Busy and idle periods (exponential, means burst and idle) taking `load` of the links while
-  // busy, until `until` (simulated seconds).
+  // busy (times the time of day's factor, re-read every kDiurnalStep_s), until `until` (simulated
+  // seconds).
   void burst(double load, double until) {
     std::exponential_distribution<double> busy(1.0 / std::max(1e-9, spec_.burst_s));
     std::exponential_distribution<double> idle(1.0 / std::max(1e-9, spec_.idle_s));
     // Start in the stationary state: busy with probability burst / (burst + idle).
     std::bernoulli_distribution starts_busy(spec_.burst_s / (spec_.burst_s + spec_.idle_s));
+    const bool diurnal = spec_.diurnal_amplitude > 0;
     bool on = starts_busy(rng_);
     for (;;) {
       const double now = sg4::Engine::get_clock();
       if (now >= until) return;
-      if (on)
-        for (size_t i : links_) {
-          st_->load[i] += load;
-          apply(*st_, i);
+      double left = std::min(on ? busy(rng_) : idle(rng_), until - now);
+      if (!on) {
+        sg4::this_actor::sleep_for(left);
+      } else {
+        while (left > 0) {
+          const double taken = diurnal ? std::min(1.0, load * config::diurnal_factor(spec_, start_hour_, sg4::Engine::get_clock())) : load;
+          const double slice = diurnal ? std::min(left, config::kDiurnalStep_s) : left;
+          for (size_t i : links_) {
+            st_->load[i] += taken;
+            apply(*st_, i);
+          }
+          sg4::this_actor::sleep_for(slice);
+          for (size_t i : links_) {
+            st_->load[i] -= taken;
+            apply(*st_, i);
+          }
+          left -= slice;
         }
-      sg4::this_actor::sleep_for(std::min(on ? busy(rng_) : idle(rng_), until - now));
-      if (on)
-        for (size_t i : links_) {
-          st_->load[i] -= load;
-          apply(*st_, i);
-        }
+      }
       on = !on;
     }
   }
@@ -112,6 +127,7 @@ class Tenant {
   std::vector<size_t> links_;
   std::vector<size_t> candidates_;
   config::ContentionSpec spec_;
+  double start_hour_;
   std::mt19937_64 rng_;
 };
 
@@ -152,7 +168,7 @@ void start_contention(const config::Scenario& scenario, const platform::Platform
         if (links.size() == 1 || crosses(rng)) mine.push_back(candidates[i]);
       if (mine.empty()) mine.push_back(candidates[any(rng)]);
       auto actor = sg4::Actor::create("tenant-" + std::to_string(t), platform.gpu(0, 0),
-                                      Tenant(st, std::move(mine), candidates, spec, rng()));
+                                      Tenant(st, std::move(mine), candidates, spec, config::diurnal_start_hour(spec, seed), rng()));
       actor->daemonize();
     }
   }

@@ -1,6 +1,7 @@
 #include "report/series.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "report/run_report.hpp"
@@ -123,10 +124,59 @@ SeriesStats analyse_series(const std::vector<std::vector<double>>& series, doubl
   return s;
 }
 
+double DailyCycle::sd() const { return std::sqrt((a * a + b * b) / 2); }
+
+DailyCycle remove_daily_cycle(std::vector<std::vector<double>>& series, const std::vector<double>& start_hours) {
+  // Normal equations of y = m + a c + b s over every pooled step, c, s the cosine and sine of its hour.
+  double n[3][3] = {}, rhs[3] = {};
+  std::vector<std::vector<std::array<double, 2>>> basis(series.size());
+  for (size_t i = 0; i < series.size() && i < start_hours.size(); ++i) {
+    double clock = 0;
+    for (size_t t = 0; t < series[i].size(); ++t) {
+      const double phase = 2 * M_PI * (start_hours[i] + clock / 3600) / 24;
+      basis[i].push_back({std::cos(phase), std::sin(phase)});
+      clock += series[i][t];
+      if (t == 0) continue;  // warm-up
+      const double x[3] = {1, basis[i][t][0], basis[i][t][1]};
+      for (int j = 0; j < 3; ++j) {
+        rhs[j] += x[j] * series[i][t];
+        for (int k = 0; k < 3; ++k) n[j][k] += x[j] * x[k];
+      }
+    }
+  }
+  // Gaussian elimination (the matrix is symmetric positive semi-definite); a small pivot means the
+  // hours seen cannot separate the cycle from the level.
+  const double count = n[0][0];
+  DailyCycle d;
+  if (count < 3) return d;
+  for (int p = 0; p < 3; ++p) {
+    if (n[p][p] < 1e-3 * count) return d;
+    for (int r = p + 1; r < 3; ++r) {
+      const double f = n[r][p] / n[p][p];
+      for (int k = p; k < 3; ++k) n[r][k] -= f * n[p][k];
+      rhs[r] -= f * rhs[p];
+    }
+  }
+  double x[3];
+  for (int p = 2; p >= 0; --p) {
+    double v = rhs[p];
+    for (int k = p + 1; k < 3; ++k) v -= n[p][k] * x[k];
+    x[p] = v / n[p][p];
+  }
+  d.a = x[1];
+  d.b = x[2];
+  d.fitted = true;
+  for (size_t i = 0; i < series.size() && i < start_hours.size(); ++i)
+    for (size_t t = 0; t < series[i].size(); ++t) series[i][t] -= d.a * basis[i][t][0] + d.b * basis[i][t][1];
+  return d;
+}
+
 double run_mean_sd(const SeriesStats& s, double total_steps) {
   const double run_s = std::max(total_steps, 1.0) * std::max(s.mean, 1e-12);
+  const double days = run_s / 86400;
+  const double sinc = std::sin(M_PI * days) / (M_PI * days);
   return std::sqrt(s.between_sd * s.between_sd + s.within_sd * s.within_sd * s.tau_steps / std::max(total_steps, 1.0) +
-                   s.slow_sd * s.slow_sd * std::min(1.0, s.slow_tau_s / run_s));
+                   s.slow_sd * s.slow_sd * std::min(1.0, s.slow_tau_s / run_s) + s.diurnal_sd * s.diurnal_sd * sinc * sinc);
 }
 
 double mean_step_se(const SeriesStats& s, int64_t seeds) {

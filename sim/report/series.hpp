@@ -39,7 +39,23 @@ struct SeriesStats {
   // averages over the run with the process's own autocorrelation time.
   double slow_sd = 0;
   double slow_tau_s = 0;
+  // A daily cycle of the step removed before the analysis (remove_daily_cycle): the sd of that
+  // cycle over the day. A run averages it over its own length (run_mean_sd).
+  double diurnal_sd = 0;
 };
+
+// A daily cycle in the step series (contention.diurnal_amplitude). Step t of seed i starts at hour
+// start_hours[i] + (the sum of the steps before it) / 3600; every pooled step (warm-up dropped) is
+// fit by least squares to m + a cos(2 pi h / 24) + b sin(2 pi h / 24), and the cycle is subtracted
+// from the series, leaving each step about the daily average m. Not fitted (series unchanged) when
+// the steps' hours do not cover enough of the day to tell the cycle from a level: the normal
+// equations' smallest pivot under 1e-3 of the step count.
+struct DailyCycle {
+  double a = 0, b = 0;  // seconds of step time
+  bool fitted = false;
+  double sd() const;    // sqrt((a^2 + b^2) / 2): the cycle's sd over the day
+};
+DailyCycle remove_daily_cycle(std::vector<std::vector<double>>& series, const std::vector<double>& start_hours);
 
 // REQUIRES: every series has the same length >= 2 (the first step of each is dropped as warm-up).
 // `slow_tau_s`: the integrated autocorrelation time, in seconds, of a slow process the scenario
@@ -47,7 +63,9 @@ struct SeriesStats {
 SeriesStats analyse_series(const std::vector<std::vector<double>>& series, double slow_tau_s = 0);
 
 // Standard deviation of the mean step over a run of `total_steps` steps: between_sd^2 +
-// sd_w^2 tau / N + slow_sd^2 x min(1, slow_tau_s / (N x mean step)).
+// sd_w^2 tau / N + slow_sd^2 x min(1, slow_tau_s / (N x mean step)) + diurnal_sd^2 x sinc^2(run
+// days), the last the spread of a daily cycle's average over a run that starts at a random hour
+// (sinc x = sin(pi x) / (pi x): 0 for whole days).
 double run_mean_sd(const SeriesStats& s, double total_steps);
 
 // Standard error of s.mean itself, from how much was simulated: sd^2 tau / steps pooled, plus the

@@ -299,6 +299,43 @@ TEST(VarianceTest, TenantJobsThatComeAndGoCostLessThanTenantsAlwaysThere) {
   EXPECT_LT(coming, always * 0.95);
 }
 
+
+// Load over the day (contention.diurnal_amplitude 1, peak at 14:00): the always-busy tenant takes
+// load x (1 + cos(2 pi (hour - 14) / 24)) of its link. Six hours from the peak that is the plain
+// load (0.5: the half-loaded step above); twelve hours from it, nothing (the dedicated step); at
+// the peak all of the link, left at its 5% floor (contention.cpp kMinShare), so the inter-node
+// phase takes 20 times its dedicated time: 19 x that phase added.
+TEST(VarianceTest, TenantLoadFollowsTheTimeOfDay) {
+  const std::string base = scenario("tiny-gpt-2node.yaml") + " --steps 3" + kSharedDp + " --set cluster.inter_node.nic_bandwidth=10Gbps";
+  auto params = trainsim("memory " + scenario("tiny-gpt-2node.yaml") + " --json -");
+  ASSERT_EQ(params.code, 0) << params.err;
+  const double s_bytes = nlohmann::json::parse(params.out)["model"]["params"].get<double>() * 2;
+  const double inter_phase_s = 2.0 * (2 - 1) / 2 * s_bytes / (8 * 10e9 / 8) / 0.95;  // as in the test above
+  const std::string daily = kHalfLoad + " --set contention.diurnal_amplitude=1 --set contention.peak_hour=14";
+  const double dedicated = mean_step(run_json(base));
+  const double half = mean_step(run_json(base + kHalfLoad));
+  EXPECT_NEAR(mean_step(run_json(base + daily + " --set contention.start_hour=20")), half, 1e-3 * half);
+  EXPECT_NEAR(mean_step(run_json(base + daily + " --set contention.start_hour=2")), dedicated, 1e-3 * dedicated);
+  EXPECT_NEAR(mean_step(run_json(base + daily + " --set contention.start_hour=14")) - dedicated, 19 * inter_phase_s, 0.05 * 19 * inter_phase_s);
+}
+
+// `variance` with a daily cycle and seeds spread over the day: the windows differ mostly by their
+// hour; the cycle is fitted and taken out, so the spread of a 16-day run is far narrower than the
+// windows' (which each see one hour), and the report says how large the cycle was.
+TEST(VarianceTest, ADailyCycleSpreadsWindowsButAveragesOverTheRun) {
+  auto v = variance_json(scenario("shared-tenants.yaml") + " --runs 8 --steps 60 --set contention.diurnal_amplitude=0.8");
+  const auto& rl = v["run_level"];
+  ASSERT_TRUE(rl["diurnal_fitted"].get<bool>());
+  EXPECT_GT(rl["diurnal_sd_s"].get<double>(), 0.1 * v["step_level"]["mean_s"].get<double>());
+  const auto& days = v["projection"]["days"];
+  const auto& window = v["window_days"];
+  EXPECT_LT(days["p90"].get<double>() - days["p10"].get<double>(), 0.2 * (window["p90"].get<double>() - window["p10"].get<double>()));
+  // Without the cycle, the same windows are not fitted for one.
+  auto flat = variance_json(scenario("shared-tenants.yaml") + " --runs 8 --steps 60");
+  EXPECT_FALSE(flat["run_level"]["diurnal_fitted"].get<bool>());
+  EXPECT_EQ(flat["run_level"]["diurnal_sd_s"].get<double>(), 0.0);
+}
+
 }  // namespace
 
 namespace {

@@ -104,5 +104,47 @@ TEST(SeriesTest, ConstantStepsGiveExactDaysTimesEachSeedsFailureStretch) {
   EXPECT_DOUBLE_EQ(q.max, 1.5 * 1.1);
 }
 
+// A planted daily cycle (contention.diurnal_amplitude): steps of ~600 s over 4 windows that start 6
+// hours apart, each step m + a cos(h) + b sin(h) at its own start hour h (the clock advancing by the
+// steps themselves). The fit recovers a and b and leaves every step at m.
+TEST(SeriesTest, ADailyCycleIsFittedAndTakenOut) {
+  const double m = 600, a = 120, b = -50;
+  const std::vector<double> hours = {0, 6, 12, 18};
+  std::vector<std::vector<double>> series(hours.size());
+  for (size_t i = 0; i < hours.size(); ++i) {
+    double clock = 0;
+    for (int t = 0; t < 21; ++t) {
+      const double h = 2 * M_PI * (hours[i] + clock / 3600) / 24;
+      series[i].push_back(m + a * std::cos(h) + b * std::sin(h));
+      clock += series[i].back();
+    }
+  }
+  const DailyCycle d = remove_daily_cycle(series, hours);
+  ASSERT_TRUE(d.fitted);
+  EXPECT_NEAR(d.a, a, 1e-6);
+  EXPECT_NEAR(d.b, b, 1e-6);
+  EXPECT_NEAR(d.sd(), std::sqrt((a * a + b * b) / 2), 1e-6);
+  for (const auto& x : series)
+    for (double v : x) EXPECT_NEAR(v, m, 1e-6);
+  // A run averages the cycle over its days: whole days leave nothing of it, half a day leaves
+  // sinc(1/2) = 2 / pi of its sd (the run starting at a random hour).
+  SeriesStats s;
+  s.mean = 1.0;
+  s.diurnal_sd = d.sd();
+  EXPECT_NEAR(run_mean_sd(s, 86400), 0.0, 1e-9 * d.sd());
+  EXPECT_NEAR(run_mean_sd(s, 43200), d.sd() * 2 / M_PI, 1e-9);
+}
+
+// Windows that all see the same hour cannot tell a cycle from a level: nothing is fitted and the
+// series is left as it was.
+TEST(SeriesTest, ADailyCycleIsNotFittedFromOneTimeOfDay) {
+  auto series = make(4, 50, [](int i, int t) { return 2.0 + 0.01 * i + 0.001 * t; });
+  const auto before = series;
+  const DailyCycle d = remove_daily_cycle(series, {9, 9, 9, 9});
+  EXPECT_FALSE(d.fitted);
+  EXPECT_EQ(d.sd(), 0.0);
+  EXPECT_EQ(series, before);
+}
+
 }  // namespace
 }  // namespace trainsim::report
