@@ -78,11 +78,12 @@ TEST(VarianceTest, SameSeedIsBitIdenticalAndAnotherSeedDiffers) {
 // Without contention nothing is random: every seed gives the same step time, and `variance`
 // reports std = cv = 0 (and no dedicated-vs-shared comparison, there being nothing to compare).
 TEST(VarianceTest, NoContentionGivesZeroVariance) {
-  const std::string dedicated = scenario("crux-shared-tor.yaml") + " --steps 5 --set contention.tenants=0";
+  const std::string dedicated =
+      scenario("crux-shared-tor.yaml") + " --steps 5 --set contention.tenants=0 --set cluster.inter_node.routing=adaptive";
   auto a = run_json(dedicated + " --seed 1");
   auto b = run_json(dedicated + " --seed 2");
   EXPECT_EQ(mean_step(a), mean_step(b));
-  auto v = variance_json(scenario("crux-shared-tor.yaml") + " --runs 3 --steps 5 --set contention=null");
+  auto v = variance_json(scenario("crux-shared-tor.yaml") + " --runs 3 --steps 5 --set contention=null --set cluster.inter_node.routing=adaptive");
   ASSERT_EQ(v["runs"].size(), 3u);
   EXPECT_EQ(v["step_time_s"]["std"].get<double>(), 0.0);
   EXPECT_EQ(v["step_time_s"]["cv"].get<double>(), 0.0);
@@ -140,28 +141,21 @@ TEST(VarianceTest, HalfLoadedLinkSlowsCommunicationBoundMoreThanComputeBound) {
   EXPECT_GT(relative[0], 5 * relative[1]);
 }
 
-// Crux (published_runs.yaml crux_sigcomm24): the 64-GPU GPT job sharing ToR-aggregation links
-// with a 16-GPU BERT job went 1.53 s -> 1.70 s (+11.0%). scenarios/crux-shared-tor.yaml is built
-// like that setting but with a larger model than the paper's (its comments say why: with the
-// paper's 355M model trainsim gives +2%, a known gap of issue 17; nothing fitted to the +11%);
-// the slowdown must be of that order, between +3% and +30% (measured: +5.4% over 8 seeds,
-// 1.62 s -> 1.71 s). The dedicated step itself is checked against the paper's 1.53 s within 20%.
+// Crux (published_runs.yaml crux_sigcomm24, test/validation/interference.md 1.1): the 64-GPU GPT
+// job sharing ToR-aggregation links with a 16-GPU BERT job went 1.53 s -> 1.70 s (+11.0%), both on
+// the same ECMP fabric. scenarios/crux-shared-tor.yaml is built like that setting (the paper's
+// testbed fabric; a larger model than the paper's, its comments say why; nothing fitted to the
+// +11%). Alone = the same seeds without the tenant (the ECMP hashes are the seed's). Tolerance: the
+// slowdown within 5 points of +11% (measured +13.0% over 8 seeds, 1.420 -> 1.605 s); the alone
+// step within 20% of the paper's 1.53 s. Step-level means: the warm-up step dropped in both.
 TEST(VarianceTest, CruxSharedTorSlowdownIsOfThePublishedOrder) {
-  auto v = variance_json(scenario("crux-shared-tor.yaml") + " --runs 4 --steps 20");
-  const double dedicated = v["dedicated"]["step_time_s"].get<double>();
-  const double shared = v["step_time_s"]["mean"].get<double>();
-  EXPECT_NEAR(dedicated, 1.53, 0.20 * 1.53);
-  const double slowdown = shared / dedicated - 1;
-  EXPECT_GT(slowdown, 0.03);
-  EXPECT_LT(slowdown, 0.30);
+  const std::string crux = scenario("crux-shared-tor.yaml") + " --runs 8 --steps 20";
+  const double shared = variance_json(crux)["step_level"]["mean_s"].get<double>();
+  const double alone = variance_json(crux + " --set contention.tenants=0")["step_level"]["mean_s"].get<double>();
+  EXPECT_NEAR(alone, 1.53, 0.20 * 1.53);
+  EXPECT_NEAR(shared / alone - 1, 0.11, 0.05);
 }
 
-// Stragglers: one slow GPU gates its whole replica (its TP group waits for it at every layer; here
-// TP8 = the node, so this is "one node 1.5x slower"), and every replica waits for that one in the
-// DP all-reduce. The forward and backward passes stretch by the slowdown, the optimizer and the
-// fixed per-step cost do not: step(slow) = step + (1.5 - 1) x compute, compute being the
-// dedicated run's breakdown_s.compute (fast 400 Gb/s fabric, DP sync overlapped). The healthy
-// replicas spend the difference waiting, so the sync-wait fraction grows.
 TEST(VarianceTest, OneSlowNodeGatesTheStepByItsComputeShare) {
   const std::string base = scenario("tiny-gpt-2node.yaml") +
                            " --steps 3 --set parallelism.tp=8 --set parallelism.pp=1 --set parallelism.dp=4"
