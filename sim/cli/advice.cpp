@@ -119,7 +119,8 @@ void simulate_advice(const AdviceOptions& opt, const Outcome& outcome, report::R
       base_estimate = c.step_s + c.saved_s;
       break;
     }
-  const auto shortlist = shortlist_advice(opt.path, opt.sets, sc, base_estimate, opt.top);
+  // --advice 0: no alternatives, only the engine-only counterfactuals below.
+  const auto shortlist = opt.top > 0 ? shortlist_advice(opt.path, opt.sets, sc, base_estimate, opt.top) : std::vector<AdviceCandidate>{};
 
   WorkerOptions w;
   w.scenario = opt.path;
@@ -148,16 +149,23 @@ void simulate_advice(const AdviceOptions& opt, const Outcome& outcome, report::R
     quiet = job_with(sets);
   }
   if (jobs.empty()) {
+    if (opt.top == 0) return;
     s.advice.push_back("no change of schedule, layout, recompute or offload tried on this cluster is faster by 1% or more "
                        "in the closed form; the table above shows what each resource would save");
     return;
   }
   size_t done = 0;
-  if (opt.progress) std::fprintf(stderr, "  simulating %zu alternatives (advice%s)...\n", jobs.size(),
-                                 contended || straggling ? ", dedicated fabric, no stragglers" : "");
+  if (opt.progress) {
+    if (shortlist.empty())
+      std::fprintf(stderr, "  simulating %zu counterfactual%s (%s)...\n", jobs.size(), jobs.size() == 1 ? "" : "s",
+                   contended && straggling ? "dedicated fabric, no stragglers" : contended ? "dedicated fabric" : "no stragglers");
+    else
+      std::fprintf(stderr, "  simulating %zu alternatives (advice%s)...\n", jobs.size(),
+                   contended || straggling ? ", dedicated fabric, no stragglers" : "");
+  }
   const auto results = run_jobs(opt.self, jobs, 0, [&](size_t, const JobResult&) {
     ++done;
-    if (opt.progress) std::fprintf(stderr, "  %zu/%zu alternatives done\n", done, jobs.size());
+    if (opt.progress) std::fprintf(stderr, "  %zu/%zu done\n", done, jobs.size());
   });
 
   const double base = s.step_time.mean;
@@ -184,7 +192,7 @@ void simulate_advice(const AdviceOptions& opt, const Outcome& outcome, report::R
     s.advice.push_back(m.c->what + ": " + util::format_duration(base) + " -> " + util::format_duration(m.step_s) + " (" +
                        signed_pct(m.step_s / base - 1) + ")  " + sets_text(m.c->sets));
   }
-  if (s.advice.empty())
+  if (s.advice.empty() && !shortlist.empty())
     s.advice.push_back("none of the " + std::to_string(shortlist.size()) +
                        " changes the closed form shortlisted is faster when simulated; the table above shows what each resource would save");
 

@@ -191,7 +191,10 @@ int run_command(const RunOptions& opt) {
     return 128 + signo;
   }
   nlohmann::json advice_runs = nlohmann::json::array();
-  if (opt.advice > 0 && !opt.self.empty()) {
+  // With a noisy fabric or noisy GPUs the engine-only counterfactuals (the same seed on a
+  // dedicated fabric, with healthy GPUs) run even under --advice 0: the savings table and the
+  // stretch split need them.
+  if ((opt.advice > 0 || noisy_fabric(out.scenario) || noisy_gpus(out.scenario)) && !opt.self.empty()) {
     AdviceOptions ao;
     ao.self = opt.self;
     ao.path = opt.scenario;

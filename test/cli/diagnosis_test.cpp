@@ -177,6 +177,12 @@ TEST(DiagnosisTest, StretchSplitsIntoBubbleAndTheNetworksShare) {
   const auto dedicated = run_json(scenario("shared-tenants.yaml") + " --steps 6 --advice 0 --set contention=null");
   EXPECT_NEAR(shared["bottleneck_savings_s"]["interconnect.contention"].get<double>(),
               shared["step_time_s"]["mean"].get<double>() - dedicated["step_time_s"]["mean"].get<double>(), 1e-9);
+  // --advice 0 simulates no alternative but still measures contention: the same split and saving.
+  const auto bare = run_json(scenario("shared-tenants.yaml") + " --steps 6 --advice 0");
+  EXPECT_TRUE(bare["advice_runs"].empty());
+  EXPECT_EQ(bare["projection"]["stretch_days_by_cause"]["contention"].get<double>(), s["contention"].get<double>());
+  EXPECT_EQ(bare["bottleneck_savings_s"]["interconnect.contention"].get<double>(),
+            shared["bottleneck_savings_s"]["interconnect.contention"].get<double>());
 }
 
 }  // namespace
