@@ -14,11 +14,13 @@
 #include "cli/batch.hpp"
 #include "cli/memory_command.hpp"
 #include "cli/mpi_batch.hpp"
+#include "cli/plan_command.hpp"
 #include "cli/run_command.hpp"
 #include "cli/sweep_command.hpp"
 #include "cli/variance_command.hpp"
 #include "config/scenario.hpp"
 #include "util/error.hpp"
+#include "util/units.hpp"
 
 namespace trainsim::cli {
 
@@ -75,6 +77,26 @@ int main(int argc, char** argv) {
   var_cmd->add_option("--resume", var_resume, "results file: finished runs are kept and not recomputed");
   var_cmd->add_option("--emit-slurm", var_slurm, "write a Slurm job-array script for these runs (and its merge step); simulate nothing");
 
+  PlanOptions plan;
+  std::string plan_deadline;
+  auto* plan_cmd = app.add_subcommand("plan", "find the best parallel layout for this model, cluster and batch (and cluster size)");
+  plan_cmd->add_option("scenario", plan.scenario, "scenario YAML")->required();
+  plan_cmd->add_option("--top", plan.top, "layouts simulated per cluster size (default 8)")->check(CLI::Range(int64_t{1}, int64_t{200}));
+  plan_cmd->add_option("--jobs", plan.jobs, "simulations in parallel processes (default: number of cores)");
+  plan_cmd->add_option("--json", plan.json_path, "write the JSON report (- = standard output)");
+  plan_cmd->add_option("--write-best", plan.write_best, "write the winning scenario as YAML");
+  plan_cmd->add_option("--objective", plan.objective, "time (fastest step) | cost (fewest GPU-hours) | gpus (fewest GPUs within --deadline)")
+      ->check(CLI::IsMember({"time", "cost", "gpus"}));
+  plan_cmd->add_option("--deadline", plan_deadline, "the run's longest acceptable time, e.g. 30d (objective gpus)");
+  plan_cmd->add_option("--max-gpus", plan.max_gpus, "skip cluster sizes above this many GPUs")->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
+  plan_cmd->add_option("--nodes", plan.nodes, "cluster sizes: 256,512 or a range 256..2048 (powers of two); default the scenario's");
+  plan_cmd->add_option("--steps", plan.steps, "steps simulated per layout (default 50)")->check(CLI::Range(int64_t{1}, config::kMaxSteps));
+  plan_cmd->add_option("--seed", plan.seed, "random seed of the simulations");
+  plan_cmd->add_option("--threshold", plan.threshold, "scaling efficiency below which the sizes' knee is reported (default 0.9)")
+      ->check(CLI::Range(0.0, 1.0));
+  plan_cmd->add_option("--set", plan.sets, "override a scenario key (repeatable)");
+  plan_cmd->add_flag("--quiet", plan.quiet, "no progress on standard error");
+
   std::string mem_scenario, mem_json;
   std::vector<std::string> mem_sets;
   auto* mem_cmd = app.add_subcommand("memory", "does it fit: memory per GPU, what takes it, what to change");
@@ -114,6 +136,17 @@ int main(int argc, char** argv) {
       return var_slurm.empty() ? variance_command(variance, argv[0], var_resume)
                                : emit_variance_slurm(variance, var_slurm, self_exe(argv[0]));
     if (*worker_cmd) return worker_command(worker);
+    if (*plan_cmd) {
+      if (!plan_deadline.empty()) {
+        try {
+          plan.deadline_s = util::parse_time(plan_deadline);
+        } catch (const util::UnitError& e) {
+          throw util::InputError("--deadline " + plan_deadline + ": " + e.what());
+        }
+        if (!(plan.deadline_s > 0)) throw util::InputError("--deadline " + plan_deadline + ": must be more than 0");
+      }
+      return plan_command(plan, argv[0]);
+    }
     if (*mem_cmd) {
       const auto scenario = config::load_scenario(mem_scenario, parse_overrides(mem_sets));
       return run_memory_command(scenario, mem_json);
