@@ -81,7 +81,7 @@ int main(int argc, char** argv) {
   std::string plan_deadline;
   auto* plan_cmd = app.add_subcommand("plan", "find the best parallel layout for this model, cluster and batch (and cluster size)");
   plan_cmd->add_option("scenario", plan.scenario, "scenario YAML")->required();
-  plan_cmd->add_option("--top", plan.top, "layouts simulated per cluster size (default 8)")->check(CLI::Range(int64_t{1}, int64_t{200}));
+  plan_cmd->add_option("--top", plan.top, "layouts simulated per cluster size (default 8)")->check(CLI::Range(int64_t{1}, int64_t{1000000}));
   plan_cmd->add_option("--jobs", plan.jobs, "simulations in parallel processes (default: number of cores)");
   plan_cmd->add_option("--json", plan.json_path, "write the JSON report (- = standard output)");
   plan_cmd->add_option("--write-best", plan.write_best, "write the winning scenario as YAML");
