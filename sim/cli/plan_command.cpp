@@ -292,6 +292,13 @@ double objective_value(const Simulated& s, const std::string& objective) {
   return objective == "cost" ? s.gpu_hours : s.step_s;
 }
 
+// Ranking order; ties (to a part in 10^9: layouts the engine cannot tell apart) go to the lighter.
+bool better(const Simulated& a, const Simulated& b, const std::string& objective) {
+  const double x = objective_value(a, objective), y = objective_value(b, objective);
+  if (std::abs(x - y) > 1e-9 * std::max(x, y)) return x < y;
+  return a.costed.memory_bytes < b.costed.memory_bytes;
+}
+
 // The writable directory an output file goes to, checked before anything is simulated.
 void check_output(const std::string& path, const std::string& flag) {
   if (path.empty() || path == "-") return;
@@ -435,12 +442,7 @@ int plan_command(const PlanOptions& opt, const char* argv0) {
     return 1;
   }
   const std::string by = opt.objective == "cost" ? "cost" : "time";
-  // Ties (to a part in 10^9: layouts the engine cannot tell apart) go to the lighter one.
-  std::stable_sort(ranked.begin(), ranked.end(), [&](const Simulated* a, const Simulated* b) {
-    const double x = objective_value(*a, by), y = objective_value(*b, by);
-    if (std::abs(x - y) > 1e-9 * std::max(x, y)) return x < y;
-    return a->costed.memory_bytes < b->costed.memory_bytes;
-  });
+  std::stable_sort(ranked.begin(), ranked.end(), [&](const Simulated* a, const Simulated* b) { return better(*a, *b, by); });
   std::map<int64_t, const Simulated*> size_best;
   for (const Simulated* s : ranked)
     if (!size_best.count(s->nodes)) size_best[s->nodes] = s;
@@ -464,8 +466,12 @@ int plan_command(const PlanOptions& opt, const char* argv0) {
   nlohmann::json jsizes = nlohmann::json::array();
   nlohmann::json knee = nullptr;
   std::map<int64_t, const Simulated*> size_fastest;
-  for (const auto& s : sims)
-    if (s.ok && (!size_fastest.count(s.nodes) || s.step_s < size_fastest[s.nodes]->step_s)) size_fastest[s.nodes] = &s;
+  {
+    std::vector<const Simulated*> by_time = ranked;
+    std::stable_sort(by_time.begin(), by_time.end(), [&](const Simulated* a, const Simulated* b) { return better(*a, *b, "time"); });
+    for (const Simulated* s : by_time)
+      if (!size_fastest.count(s->nodes)) size_fastest[s->nodes] = s;
+  }
   const Simulated* ref = size_fastest.empty() ? nullptr : size_fastest.begin()->second;
   for (const auto& [nodes, s] : size_fastest) {
     const double per_gpu = s->report["tokens_per_s"].get<double>() / s->report["gpus"].get<double>();
@@ -586,8 +592,9 @@ int plan_command(const PlanOptions& opt, const char* argv0) {
     if (knee.is_null())
       std::fprintf(console, "  no knee: each size's fastest layout keeps %.0f%% of the smallest's throughput per GPU\n", 100 * opt.threshold);
     else
-      std::fprintf(console, "  knee: from %lld nodes, the best layout keeps less than %.0f%% of the throughput per GPU of %lld nodes\n",
-                   static_cast<long long>(knee.get<int64_t>()), 100 * opt.threshold, static_cast<long long>(sizes.front()));
+      std::fprintf(console, "  knee: from %lld nodes, the fastest layout keeps less than %.0f%% of the throughput per GPU at %lld node%s\n",
+                   static_cast<long long>(knee.get<int64_t>()), 100 * opt.threshold, static_cast<long long>(sizes.front()),
+                   sizes.front() == 1 ? "" : "s");
   }
   std::fprintf(console, "\n  step time vs memory headroom (closed form, %lld nodes; no layout is both faster and lighter):\n",
                static_cast<long long>(nodes_of(best->nodes)));
