@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "cli/batch.hpp"
+#include "cli/mpi_batch.hpp"
 #include "cli/run_command.hpp"
 #include "cli/sweep_command.hpp"
 #include "config/scenario.hpp"
@@ -325,8 +326,14 @@ std::string best_yaml(const std::string& text, const PlanOptions& opt, const std
 
 }  // namespace
 
-int plan_command(const PlanOptions& opt, const char* argv0) {
+int plan_command(const PlanOptions& options, const char* argv0) {
   const auto t0 = Clock::now();
+  // Over MPI ranks as sweep does (`mpirun -np K trainsim plan`): every rank enumerates the same
+  // layouts, each simulates its share of the shortlist, rank 0 reports (the others are quiet).
+  const BatchWorld world = batch_world();
+  PlanOptions opt = options;
+  opt.quiet = opt.quiet || !world.reports();
+  if (world.size > 1 && !opt.quiet) std::fprintf(stderr, "  plan over %d MPI ranks\n", world.size);
   if (opt.objective == "gpus" && !(opt.deadline_s > 0))
     throw util::InputError("--objective gpus needs --deadline (the run's longest acceptable time, e.g. 30d)");
   check_output(opt.json_path, "--json");
@@ -409,7 +416,7 @@ int plan_command(const PlanOptions& opt, const char* argv0) {
   }
   size_t finished = 0;
   const auto t1 = Clock::now();
-  const auto results = run_jobs(self_exe(argv0), jobs, opt.jobs, [&](size_t, const JobResult&) {
+  const auto results = run_batch(self_exe(argv0), jobs, opt.jobs, [&](size_t, const JobResult&) {
     ++finished;
     if (!opt.quiet) {
       const double s = std::chrono::duration<double>(Clock::now() - t1).count();
@@ -418,6 +425,7 @@ int plan_command(const PlanOptions& opt, const char* argv0) {
     }
   });
   if (!opt.quiet) std::fprintf(stderr, "\n");
+  if (!world.reports()) return 0;
   for (size_t i = 0; i < sims.size(); ++i) {
     auto& s = sims[i];
     const auto& r = results[i];

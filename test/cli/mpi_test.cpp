@@ -3,6 +3,8 @@
 #include "cli_test_util.hpp"
 
 #include <gtest/gtest.h>
+
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <sys/wait.h>
 
@@ -106,6 +108,20 @@ TEST(MpiTest, VarianceOverTwoRanksWritesTheOneProcessReport) {
   EXPECT_EQ(j["runs"][3]["seed"], 4);
   EXPECT_TRUE(j.contains("dedicated"));
   EXPECT_EQ(two.out, one.out);
+}
+
+// `plan` shares its shortlist's simulations over the ranks: the same report as one process.
+TEST(MpiTest, PlanOverTwoRanksWritesTheOneProcessReport) {
+  SKIP_WITHOUT_MPI();
+  const std::string plan = " plan " + scenario("tiny-gpt-2node.yaml") + " --steps 3 --top 3 --quiet";
+  const auto one = shell(kBinary + plan + " --jobs 1 --json " + tmp("p1.json"));
+  ASSERT_EQ(one.code, 0) << one.err;
+  const auto two = shell(kMpirun + "2 " + kBinary + plan + " --json " + tmp("p2.json"));
+  ASSERT_EQ(two.code, 0) << two.err;
+  const auto j = report(tmp("p2.json"));
+  EXPECT_EQ(j, report(tmp("p1.json")));
+  EXPECT_EQ(j["layouts"].size(), 4u);  // the 3 best and the layout as written
+  EXPECT_EQ(std::count(two.out.begin(), two.out.end(), '#'), std::count(one.out.begin(), one.out.end(), '#'));  // one table
 }
 
 TEST(MpiTest, RankZeroAppendsEveryRanksPointsToTheResumeFile) {
