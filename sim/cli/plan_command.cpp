@@ -349,6 +349,7 @@ int plan_command(const PlanOptions& options, const char* argv0) {
     text = ss.str();
   }
   const config::Scenario base = config::load_scenario_text(text, opt.scenario, parse_overrides(opt.sets));
+  check_simulable(base, opt.steps);  // steps in range, a model whose step is modelled
   if (!base.cluster.platform_file.empty())
     throw util::InputError("plan: cluster.platform (a platform file) fixes the cluster; plan lays out the built-in clusters only");
   // Cluster sizes in servers, as --nodes gives them; 0 = the scenario's own cluster.

@@ -114,7 +114,9 @@ const std::vector<std::string> kTopKeys = {"version",  "name",        "model",  
 const std::vector<std::string> kModelKeys = {"preset", "layers", "hidden",          "ffn_hidden",
                                              "heads",  "kv_heads", "vocab",         "seq_len",
                                              "ffn",    "tied_embeddings", "learned_position_embedding",
-                                             "dropout"};
+                                             "dropout", "moe"};
+const std::vector<std::string> kMoeKeys = {"experts", "top_k", "expert_ffn_hidden", "shared_experts", "first_dense_layers",
+                                           "capacity_factor"};
 const std::vector<std::string> kClusterKeys = {"gpu",        "nodes",    "gpus_per_node", "intra_node",
                                                "inter_node", "platform", "nvlink_domain"};
 const std::vector<std::string> kGpuKeys = {"base",      "name",      "hbm",       "hbm_bandwidth",    "peak_bf16",
@@ -122,7 +124,7 @@ const std::vector<std::string> kGpuKeys = {"base",      "name",      "hbm",     
 const std::vector<std::string> kIntraKeys = {"fabric",  "bandwidth", "latency", "pcie_switch_gpus", "pcie_switch_uplink",
                                              "sockets", "inter_socket_bandwidth"};
 const std::vector<std::string> kInterKeys = {"topology", "nic_bandwidth", "nics_per_node", "latency", "oversubscription", "routing", "nodes_per_leaf"};
-const std::vector<std::string> kParallelKeys = {"tp",       "pp",        "dp",        "cp",
+const std::vector<std::string> kParallelKeys = {"tp",       "pp",        "dp",        "cp",        "ep",
                                                 "micro_batch", "schedule", "virtual_stages", "zero",
                                                 "recompute", "sequence_parallel", "overlap_grad_reduce", "layers_per_stage",
                                                 "defer_grad_reduce", "recompute_num_layers",
@@ -285,10 +287,34 @@ class Reader {
     if (auto f = get(b, "dropout")) m.dropout = detail::to_bool(*f);
     if (auto f = get(b, "learned_position_embedding")) m.learned_position_embedding = detail::to_bool(*f);
 
+    if (auto mb = b.block("moe", kMoeKeys)) read_moe(*mb, m, preset);
+
     if (m.hidden % m.heads != 0)
       fail(at("model.heads"), "model.heads = " + str(m.heads) + " must divide model.hidden = " + str(m.hidden));
     if (m.heads % m.kv_heads != 0)
       fail(at("model.kv_heads"), "model.kv_heads = " + str(m.kv_heads) + " must divide model.heads = " + str(m.heads));
+  }
+
+  // model.moe: a preset's values stand unless the block overrides them; without a preset,
+  // experts and expert_ffn_hidden are required.
+  void read_moe(const Block& b, model::ModelSpec& m, bool preset) {
+    note_block(b);
+    model::MoeSpec& e = m.moe;
+    const bool had = m.is_moe();
+    if (auto f = get(b, "experts")) e.experts = detail::to_int(*f, 1, int64_t{1} << 20);
+    else if (!had) b.require("experts", preset ? "the preset is dense" : "");
+    if (auto f = get(b, "expert_ffn_hidden")) e.expert_ffn_hidden = detail::to_int(*f, 1, int64_t{1} << 26);
+    else if (!had) b.require("expert_ffn_hidden");
+    if (auto f = get(b, "top_k")) e.top_k = detail::to_int(*f, 1, e.experts);
+    if (e.top_k > e.experts)
+      fail(at("model.moe.experts"), "model.moe.top_k = " + str(e.top_k) + " is more than model.moe.experts = " + str(e.experts));
+    if (auto f = get(b, "shared_experts")) e.shared_experts = detail::to_int(*f, 0, int64_t{1} << 20);
+    if (auto f = get(b, "first_dense_layers")) e.first_dense_layers = detail::to_int(*f, 0, kMaxCount);
+    if (auto f = get(b, "capacity_factor")) e.capacity_factor = detail::to_number(*f, 0, 1000);
+    if (e.first_dense_layers >= m.layers)
+      fail(at("model.moe.first_dense_layers"), "model.moe.first_dense_layers = " + str(e.first_dense_layers) +
+                                                   " leaves no mixture-of-experts layer of model.layers = " + str(m.layers));
+    (void)preset;
   }
 
   hardware::GpuSpec read_gpu(const Field& f) {
@@ -512,6 +538,7 @@ class Reader {
     if (auto f = get(b, "tp")) p.tp = detail::to_int(*f, 1, kMaxCount);
     if (auto f = get(b, "pp")) p.pp = detail::to_int(*f, 1, kMaxCount);
     if (auto f = get(b, "cp")) p.cp = detail::to_int(*f, 1, kMaxCount);
+    if (auto f = get(b, "ep")) p.ep = detail::to_int(*f, 1, kMaxCount);
     dp_given_ = false;
     if (auto f = get(b, "dp")) {
       p.dp = detail::to_int(*f, 1, kMaxCount);
@@ -743,6 +770,21 @@ class Reader {
     if (p.sequence_parallel && (m.seq_len / p.cp) % p.tp != 0)
       fail(at("parallelism.sequence_parallel"), "sequence_parallel needs parallelism.tp = " + str(p.tp) +
                                                     " to divide the sequence per context rank, " + str(m.seq_len / p.cp));
+
+    // Expert parallelism (Megatron-Core: carved out of data x context parallelism; the experts'
+    // FFNs split over tp too).
+    if (p.ep > 1 && !m.is_moe())
+      fail(at("parallelism.ep"), "parallelism.ep = " + str(p.ep) + " needs a mixture-of-experts model (model.moe)");
+    if (m.is_moe()) {
+      if (m.moe.experts % p.ep != 0)
+        fail(at("parallelism.ep"), "parallelism.ep = " + str(p.ep) + " must divide model.moe.experts = " + str(m.moe.experts));
+      if ((p.dp * p.cp) % p.ep != 0)
+        fail(at("parallelism.ep"), "parallelism.ep = " + str(p.ep) + " must divide dp * cp = " + str(p.dp * p.cp) +
+                                       " (expert parallelism is carved out of the data-parallel ranks)");
+      if (m.moe.expert_ffn_hidden % p.tp != 0)
+        fail(at("parallelism.tp"), "parallelism.tp = " + str(p.tp) + " must divide model.moe.expert_ffn_hidden = " +
+                                       str(m.moe.expert_ffn_hidden));
+    }
 
     if (p.recompute_num_layers >= 0 && p.recompute != model::Recompute::kFull)
       fail(at("parallelism.recompute_num_layers"), "parallelism.recompute_num_layers needs recompute: full (got " +

@@ -7,7 +7,7 @@ namespace {
 double d(int64_t v) { return static_cast<double>(v); }
 }  // namespace
 
-LayerFlops layer_forward_flops(const ModelSpec& m, int64_t micro_batch) {
+LayerFlops layer_forward_flops(const ModelSpec& m, int64_t micro_batch, bool moe) {
   const double tokens = d(micro_batch) * d(m.seq_len);
   const double h = d(m.hidden);
   const double f = d(m.ffn_hidden);
@@ -17,6 +17,10 @@ LayerFlops layer_forward_flops(const ModelSpec& m, int64_t micro_batch) {
   l.attention = 2 * 2 * tokens * d(m.seq_len) * h;
   l.out_proj = 2 * tokens * h * h;
   l.mlp = (m.ffn == Ffn::kSwiglu ? 3 : 2) * 2 * tokens * h * f;
+  if (moe && m.is_moe()) {
+    const double per_expert = (m.ffn == Ffn::kSwiglu ? 3 : 2) * 2 * tokens * h * d(m.moe.expert_ffn_hidden);
+    l.mlp = d(m.moe.top_k + m.moe.shared_experts) * per_expert + 2 * tokens * h * d(m.moe.experts);
+  }
   return l;
 }
 
@@ -42,11 +46,16 @@ double layer_recompute_flops(const ModelSpec& m, int64_t micro_batch, Recompute 
 }
 
 double model_flops_per_step(const ModelSpec& m, int64_t global_batch) {
-  return 3 * (d(m.layers) * layer_forward_flops(m, global_batch).total() + logits_forward_flops(m, global_batch));
+  const double moe = d(m.moe_layers());
+  return 3 * ((d(m.layers) - moe) * layer_forward_flops(m, global_batch).total() +
+              moe * layer_forward_flops(m, global_batch, true).total() + logits_forward_flops(m, global_batch));
 }
 
 double hardware_flops_per_step(const ModelSpec& m, int64_t global_batch, Recompute recompute) {
-  return model_flops_per_step(m, global_batch) + d(m.layers) * layer_recompute_flops(m, global_batch, recompute);
+  double extra = d(m.layers) * layer_recompute_flops(m, global_batch, recompute);
+  if (recompute == Recompute::kFull && m.is_moe())
+    extra = model_flops_per_step(m, global_batch) / 3 - logits_forward_flops(m, global_batch);
+  return model_flops_per_step(m, global_batch) + extra;
 }
 
 double megatron_eq3_flops(const ModelSpec& m, int64_t global_batch) {

@@ -20,12 +20,15 @@ struct LayerFlops {
   double attention = 0;    // scores + values: 2 * 2 b s^2 h
   double out_proj = 0;     // 2 b s h^2
   double mlp = 0;          // gelu: 2 GEMMs 2 * 2 b s h f; swiglu: 3 GEMMs 3 * 2 b s h f
+                           // MoE layer: the same per expert a token goes through (top_k + shared,
+                           // at expert_ffn_hidden) plus the router, 2 b s h experts
   double total() const { return qkv + attention + out_proj + mlp; }
   double gemm() const { return qkv + out_proj + mlp; }  // weight GEMMs (all but the attention core)
 };
 
-// Forward FLOPs of one transformer layer for `micro_batch` sequences of model.seq_len.
-LayerFlops layer_forward_flops(const ModelSpec& model, int64_t micro_batch);
+// Forward FLOPs of one transformer layer for `micro_batch` sequences of model.seq_len (a dense one,
+// or with `moe` the model's mixture-of-experts layer: FLOPs from the active parameters).
+LayerFlops layer_forward_flops(const ModelSpec& model, int64_t micro_batch, bool moe = false);
 // Forward FLOPs of the output projection (logits) for `micro_batch` sequences: 2 b s h V.
 double logits_forward_flops(const ModelSpec& model, int64_t micro_batch);
 // Extra FLOPs re-run in the backward of one layer per micro-batch under `recompute`.

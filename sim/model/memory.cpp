@@ -56,7 +56,7 @@ struct LayerTerms {
   double gemm_inputs = 0; // of [R], the QKV and MLP-up inputs (the normalised layer input, twice)
 };
 
-LayerTerms layer_terms(const ModelSpec& m, const ParallelSpec& par, const TrainingSpec& train) {
+LayerTerms layer_terms(const ModelSpec& m, const ParallelSpec& par, const TrainingSpec& train, bool moe = false) {
   const double s = static_cast<double>(m.seq_len) / static_cast<double>(std::max<int64_t>(par.cp, 1));
   const double b = static_cast<double>(par.micro_batch);
   const double h = static_cast<double>(m.hidden);
@@ -78,7 +78,19 @@ LayerTerms layer_terms(const ModelSpec& m, const ParallelSpec& par, const Traini
   t.replicated = (2 * e + gemm_in + gemm_in) * sbh + 2 * d * sbh;
   t.gemm_inputs = 2 * gemm_in * sbh;
   const double sbf = s * b * f;
-  const double mlp = m.ffn == Ffn::kSwiglu ? (2 * e + gemm_in) * sbf : (e + gemm_in) * sbf;
+  double mlp = m.ffn == Ffn::kSwiglu ? (2 * e + gemm_in) * sbf : (e + gemm_in) * sbf;
+  if (moe && m.is_moe()) {
+    // A mixture-of-experts layer: each token's FFN activations once per expert it goes through
+    // (top_k routed, at their even share: the average rank; plus the shared experts), at the
+    // expert width; the routed copies of the normalised input the experts multiply (the
+    // dispatched tokens, kept for the weight gradient); the router's fp32 probabilities over the
+    // experts.
+    const double sbfe = s * b * static_cast<double>(m.moe.expert_ffn_hidden);
+    const double per_expert = m.ffn == Ffn::kSwiglu ? (2 * e + gemm_in) * sbfe : (e + gemm_in) * sbfe;
+    const double k = static_cast<double>(m.moe.top_k), shared = static_cast<double>(m.moe.shared_experts);
+    mlp = (k + shared) * per_expert;
+    t.replicated += k * gemm_in * sbh + 4 * s * b * static_cast<double>(m.moe.experts);
+  }
   t.split = (e + 2 * e * g + out_proj) * sbh + mlp;
   // Flash attention never materialises the s x s scores: it keeps only the fp32 softmax
   // statistics (one per row per head), which is what selective recompute achieves by hand.
@@ -199,12 +211,26 @@ bool defers_grad_reduce(const ParallelSpec& par, const TrainingSpec& train) {
   return par.defer_grad_reduce && par.zero >= 2 && train.micro_batches(par) > 1;
 }
 
-double layer_activation_bytes(const ModelSpec& m, const ParallelSpec& par, const TrainingSpec& train) {
-  return stored_bytes(layer_terms(m, par, train), par, par.recompute);
+double layer_activation_bytes(const ModelSpec& m, const ParallelSpec& par, const TrainingSpec& train, bool moe) {
+  return stored_bytes(layer_terms(m, par, train, moe), par, par.recompute);
 }
 
-double layer_full_activation_bytes(const ModelSpec& m, const ParallelSpec& par, const TrainingSpec& train) {
-  return stored_bytes(layer_terms(m, par, train), par, Recompute::kNone);
+double layer_full_activation_bytes(const ModelSpec& m, const ParallelSpec& par, const TrainingSpec& train, bool moe) {
+  return stored_bytes(layer_terms(m, par, train, moe), par, Recompute::kNone);
+}
+
+std::vector<int64_t> stage_moe_layers(const ModelSpec& m, const ParallelSpec& par) {
+  const std::vector<int64_t> chunks = chunk_layers(m, par);
+  const size_t pp = static_cast<size_t>(std::max<int64_t>(par.pp, 1));
+  std::vector<int64_t> out(pp, 0);
+  if (!m.is_moe()) return out;
+  int64_t start = 0;
+  for (size_t c = 0; c < chunks.size(); ++c) {
+    const int64_t end = start + chunks[c];
+    out[c % pp] += std::max<int64_t>(0, end - std::max(start, m.moe.first_dense_layers));
+    start = end;
+  }
+  return out;
 }
 
 double in_flight_micro_batches(Schedule schedule, int64_t rank, int64_t p, int64_t m, int64_t v) {
@@ -236,12 +262,21 @@ std::vector<MemoryBreakdown> stages_memory(const ModelSpec& m, const ParallelSpe
   const int64_t shard_ranks = std::max<int64_t>(par.dp, 1) * std::max<int64_t>(par.cp, 1);
 
   const double layer_params = (pc.attention + pc.mlp) / t + pc.norms;
+  // A mixture-of-experts layer on one GPU: the part every data-parallel rank holds (attention,
+  // norms, router, shared experts) and its share of the routed experts (experts / ep of them,
+  // their FFNs split over tp), whose states shard over the expert-data-parallel ranks, dp x cp / ep.
+  const double ep = static_cast<double>(std::max<int64_t>(par.ep, 1));
+  const double moe_common_params =
+      m.is_moe() ? pc.attention / t + pc.norms + pc.router + static_cast<double>(m.moe.shared_experts) * pc.expert / t : 0;
+  const double moe_expert_params = m.is_moe() ? static_cast<double>(m.moe.experts) / ep * pc.expert / t : 0;
+  const std::vector<int64_t> moe_layers = stage_moe_layers(m, par);
   const double embedding_params = pc.embedding / t + pc.position;
   const double output_params = pc.output / t + pc.final_norm + (m.tied_embeddings && p > 1 ? pc.embedding / t : 0);
 
-  const double per_layer = layer_activation_bytes(m, par, train);
-  const double full_layer = layer_full_activation_bytes(m, par, train);
-  const double working_set = par.recompute == Recompute::kFull ? full_layer : 0;
+  const double dense_per_layer = layer_activation_bytes(m, par, train);
+  const double dense_full_layer = layer_full_activation_bytes(m, par, train);
+  const double moe_per_layer = m.is_moe() ? layer_activation_bytes(m, par, train, true) : 0;
+  const double moe_full_layer = m.is_moe() ? layer_full_activation_bytes(m, par, train, true) : 0;
   // Recomputed layers per stage (recompute_num_layers counts per chunk); the rest keep everything.
   const std::vector<int64_t> chunks = chunk_layers(m, par);
   std::vector<int64_t> recomputed(static_cast<size_t>(p), 0);
@@ -265,16 +300,34 @@ std::vector<MemoryBreakdown> stages_memory(const ModelSpec& m, const ParallelSpe
     const bool first = r == 0;
     const bool last = r == p - 1;
     const double lr = static_cast<double>(layers[static_cast<size_t>(r)]);
-    double params = lr * layer_params;
+    const double lm = static_cast<double>(moe_layers[static_cast<size_t>(r)]);  // of which mixture-of-experts
+    double params = (lr - lm) * layer_params + lm * moe_common_params;
     if (first) params += embedding_params;
     if (last) params += output_params;
+    const double expert_params = lm * moe_expert_params;
+    // Per layer on this stage, dense and mixture-of-experts layers averaged.
+    const double per_layer = lr > 0 ? ((lr - lm) * dense_per_layer + lm * moe_per_layer) / lr : dense_per_layer;
+    const double full_layer = lr > 0 ? ((lr - lm) * dense_full_layer + lm * moe_full_layer) / lr : dense_full_layer;
+    const double working_set = par.recompute == Recompute::kFull ? std::max(dense_full_layer, lm > 0 ? moe_full_layer : 0) : 0;
 
     MemoryBreakdown mb = model_states(params, train, par.zero, shard_ranks);
+    if (expert_params > 0) {
+      const MemoryBreakdown ex = model_states(expert_params, train, par.zero,
+                                              std::max<int64_t>(shard_ranks / std::max<int64_t>(par.ep, 1), 1));
+      mb.params += ex.params;
+      mb.weights += ex.weights;
+      mb.gradients += ex.gradients;
+      mb.optimizer += ex.optimizer;
+      mb.offloaded_bytes += ex.offloaded_bytes;
+      params += expert_params;
+    }
     // Transformer Engine keeps, between micro-batches, each fp8 Linear weight's cast and its
     // transpose (te/pytorch/module/linear.py: weight_fp8, weight_t_fp8; Hopper's fp8 GEMMs take
     // TN operands only): 2 bytes per layer weight beside the 16-bit one. Under ZeRO-3 the weights
     // are gathered one unit at a time and no copy outlives it.
-    if (keeps_fp8_weight_copies(par, train)) mb.weights += 2 * lr * (pc.attention + pc.mlp) / t;
+    if (keeps_fp8_weight_copies(par, train))
+      mb.weights += 2 * ((lr - lm) * (pc.attention + pc.mlp) / t +
+                         lm * (pc.attention / t + static_cast<double>(m.moe.shared_experts) * pc.expert / t) + expert_params);
     mb.stage = r;
     mb.layers = layers[static_cast<size_t>(r)];
     mb.has_embedding = first;
@@ -314,16 +367,19 @@ std::vector<MemoryBreakdown> stages_memory(const ModelSpec& m, const ParallelSpe
     }
 
     // Temporary communication buffers.
+    // The all-to-all of a mixture-of-experts layer: its send and receive buffers of the routed
+    // tokens (top_k copies of the micro-batch's hidden states, split over tp under SP).
+    if (lm > 0) mb.buffer_bytes += 2 * static_cast<double>(m.moe.top_k) * e * (sp ? sbh / t : sbh);
     if (par.zero == 2) {
-      mb.buffer_bytes = std::min(kGradBucketParams, params) * sb.gradients;
+      mb.buffer_bytes += std::min(kGradBucketParams, params) * sb.gradients;
     } else if (par.zero >= 3) {
       // All-gather of the unit being computed and the next one (prefetch), in 16-bit, plus the
       // unsharded gradients of one unit before their reduce-scatter. A unit is one layer, or the
       // embedding / output layer when larger.
-      double unit = layers[static_cast<size_t>(r)] > 0 ? layer_params : 0;
+      double unit = layers[static_cast<size_t>(r)] > 0 ? (lm > 0 ? std::max(layer_params, moe_common_params + moe_expert_params) : layer_params) : 0;
       if (first) unit = std::max(unit, embedding_params);
       if (last) unit = std::max(unit, output_params);
-      mb.buffer_bytes = unit * (2 * sb.weights + sb.gradients);
+      mb.buffer_bytes += unit * (2 * sb.weights + sb.gradients);
     }
     const double allocated = mb.model_states() + mb.activations + mb.buffer_bytes;
     if (cluster) {

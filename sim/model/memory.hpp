@@ -109,10 +109,13 @@ bool defers_grad_reduce(const ParallelSpec& par, const TrainingSpec& train);
 // Bytes one transformer layer keeps from its forward to its backward for ONE micro-batch on one
 // GPU, with the configured TP, SP, CP, recompute and precision. Full recompute: the layer input
 // only. Korthikanti et al. 2022 Eqs 1, 2, 4, 6 for GPT layers.
-double layer_activation_bytes(const ModelSpec& m, const ParallelSpec& par, const TrainingSpec& train);
+// `moe`: the model's mixture-of-experts layer instead of its dense one.
+double layer_activation_bytes(const ModelSpec& m, const ParallelSpec& par, const TrainingSpec& train, bool moe = false);
 // Bytes of one layer's whole forward working set for one micro-batch (as with recompute none):
 // what full recompute rematerializes, one layer at a time, during the backward.
-double layer_full_activation_bytes(const ModelSpec& m, const ParallelSpec& par, const TrainingSpec& train);
+double layer_full_activation_bytes(const ModelSpec& m, const ParallelSpec& par, const TrainingSpec& train, bool moe = false);
+// Mixture-of-experts layers each pipeline rank holds (0s for a dense model).
+std::vector<int64_t> stage_moe_layers(const ModelSpec& m, const ParallelSpec& par);
 
 // Micro-batches (interleaved: chunk-micro-batches) whose activations pipeline rank `rank` holds at
 // its peak: GPipe m; 1F1B min(p - rank, m); interleaved Megatron's warm-up + 1, i.e.

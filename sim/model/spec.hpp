@@ -19,7 +19,22 @@ enum class Precision { kFp32, kFp16, kBf16, kFp8 };
 enum class Optimizer { kAdam, kSgd };
 enum class Offload { kNone, kCpu, kNvme };
 
-// A dense decoder-only transformer.
+// Mixture-of-experts feed-forward (issue 19): every layer from `first_dense_layers` on replaces
+// the dense FFN with a router over `experts` routed experts, each token going to `top_k` of them,
+// plus `shared_experts` every token goes through; every expert is an FFN of `expert_ffn_hidden`
+// in the model's FFN kind (SwiGLU or GeLU). experts = 0: a dense model.
+struct MoeSpec {
+  int64_t experts = 0;
+  int64_t top_k = 1;
+  int64_t expert_ffn_hidden = 0;
+  int64_t shared_experts = 0;
+  int64_t first_dense_layers = 0;
+  // Tokens an expert takes at most, as a multiple of its even share (top_k x tokens / experts);
+  // the rest are dropped. 0 = dropless (every routed token is computed).
+  double capacity_factor = 0;
+};
+
+// A decoder-only transformer, dense or mixture-of-experts.
 struct ModelSpec {
   std::string preset;          // preset it started from, "" if none
   int64_t layers = 0;
@@ -35,6 +50,11 @@ struct ModelSpec {
   // Dropout after attention and MLP (1-byte masks kept for the backward); unset = GPT-style gelu
   // models have it, Llama-style swiglu ones do not (model.dropout in a scenario).
   std::optional<bool> dropout;
+  MoeSpec moe;
+  bool is_moe() const { return moe.experts > 0; }
+  // Whether layer `i` (0-based) has the mixture-of-experts FFN.
+  bool moe_layer(int64_t i) const { return is_moe() && i >= moe.first_dense_layers; }
+  int64_t moe_layers() const { return is_moe() ? layers - moe.first_dense_layers : 0; }
 };
 
 struct ParallelSpec {
@@ -42,6 +62,10 @@ struct ParallelSpec {
   int64_t pp = 1;              // pipeline stages
   int64_t dp = 1;              // data-parallel replicas
   int64_t cp = 1;              // context parallel
+  // Expert parallel: the routed experts of each MoE layer split over ep ranks carved out of the
+  // data-parallel ones (Megatron-Core: experts per rank = experts / ep; the expert weights' data
+  // parallelism is dp x cp / ep). 1 = every rank holds every expert.
+  int64_t ep = 1;
   int64_t micro_batch = 1;     // sequences per micro-batch
   Schedule schedule = Schedule::k1F1B;
   int64_t virtual_stages = 1;  // chunks per pipeline rank (interleaved only)

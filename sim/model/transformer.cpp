@@ -17,7 +17,24 @@ ParamCounts count_params(const ModelSpec& m) {
   c.position = m.learned_position_embedding ? static_cast<double>(m.seq_len) * h : 0;
   c.output = m.tied_embeddings ? 0 : static_cast<double>(m.vocab) * h;
   c.final_norm = gpt ? 2 * h : h;
-  c.total = static_cast<double>(m.layers) * c.per_layer + c.embedding + c.position + c.output + c.final_norm;
+  const double ends = c.embedding + c.position + c.output + c.final_norm;
+  c.total = static_cast<double>(m.layers) * c.per_layer + ends;
+  c.active = c.total;
+  if (m.is_moe()) {
+    // Each expert is an FFN of expert_ffn_hidden (biases only in gelu models); the router is a
+    // bias-free hidden x experts linear (Mixtral, DeepSeek, Qwen3-MoE).
+    const double fe = static_cast<double>(m.moe.expert_ffn_hidden);
+    const double e = static_cast<double>(m.moe.experts);
+    c.expert = gpt ? 2 * h * fe + fe + h : 3 * h * fe;
+    c.router = h * e;
+    const double common = c.attention + c.norms + c.router;
+    c.moe_layer = common + (e + static_cast<double>(m.moe.shared_experts)) * c.expert;
+    const double moe_layers = static_cast<double>(m.moe_layers());
+    const double dense_layers = static_cast<double>(m.layers) - moe_layers;
+    c.total = dense_layers * c.per_layer + moe_layers * c.moe_layer + ends;
+    c.active = dense_layers * c.per_layer +
+               moe_layers * (common + static_cast<double>(m.moe.top_k + m.moe.shared_experts) * c.expert) + ends;
+  }
   return c;
 }
 

@@ -1,4 +1,4 @@
-// Parameter counts of a dense decoder-only transformer.
+// Parameter counts of a decoder-only transformer (dense, or mixture-of-experts).
 // Conventions: `gelu` models are GPT/Megatron style (biases on every linear layer, LayerNorm with
 // weight and bias, learned position embeddings when ModelSpec says so); `swiglu` models are
 // Llama style (no biases, RMSNorm weight only, rotary positions). With gelu, hidden h, and
@@ -19,6 +19,12 @@ struct ParamCounts {
   double output = 0;      // output projection vocab * hidden; 0 when tied
   double final_norm = 0;
   double total = 0;
+  // Mixture-of-experts layers (ModelSpec::moe; all 0 for a dense model): `mlp` above is then the
+  // dense layers' FFN (the first moe.first_dense_layers layers).
+  double expert = 0;        // one expert's FFN
+  double router = 0;        // the router's hidden x experts weights
+  double moe_layer = 0;     // attention + norms + router + (experts + shared) x expert
+  double active = 0;        // parameters one token goes through: top_k routed experts + shared ones
 };
 
 ParamCounts count_params(const ModelSpec& m);
