@@ -299,6 +299,16 @@ std::string render_memory_table(const MemoryPlan& plan) {
                 plan.params / 1e9, model::to_string(m.ffn), static_cast<long long>(m.layers),
                 static_cast<long long>(m.hidden), static_cast<long long>(m.seq_len));
   os << line;
+  if (m.is_moe()) {
+    std::snprintf(line, sizeof line,
+                  "  experts   %lld routed (top %lld) + %lld shared, width %lld, from layer %lld; %.1f B active parameters "
+                  "a token; ep=%lld: %lld experts a GPU\n",
+                  static_cast<long long>(m.moe.experts), static_cast<long long>(m.moe.top_k),
+                  static_cast<long long>(m.moe.shared_experts), static_cast<long long>(m.moe.expert_ffn_hidden),
+                  static_cast<long long>(m.moe.first_dense_layers), model::count_params(m).active / 1e9,
+                  static_cast<long long>(p.ep), static_cast<long long>(m.moe.experts / std::max<int64_t>(p.ep, 1)));
+    os << line;
+  }
   std::string sched = model::to_string(p.schedule);
   if (p.schedule == model::Schedule::kInterleaved) sched += " v=" + std::to_string(p.virtual_stages);
   std::snprintf(line, sizeof line,
@@ -329,7 +339,13 @@ std::string render_memory_table(const MemoryPlan& plan) {
   };
   const model::StateBytesPerParam sb = model::state_bytes_per_param(t);
   const int64_t shard = p.dp * p.cp;
-  auto sharded = [&](bool is) { return is ? ", sharded over " + std::to_string(shard) + " ranks" : std::string(); };
+  const int64_t expert_shard = std::max<int64_t>(shard / std::max<int64_t>(plan.parallel.ep, 1), 1);
+  auto sharded = [&](bool is) {
+    if (!is) return std::string();
+    std::string t = ", sharded over " + std::to_string(shard) + " ranks";
+    if (plan.model.is_moe() && expert_shard != shard) t += " (the routed experts' over " + std::to_string(expert_shard) + ")";
+    return t;
+  };
   char note[160];
   std::snprintf(note, sizeof note, "%.1f B params x %.0f B", mb.params / 1e9, sb.weights);
   const bool fp8_copies = model::keeps_fp8_weight_copies(p, t);
@@ -455,6 +471,15 @@ nlohmann::json memory_json(const MemoryPlan& plan) {
   j["gpus"] = plan.gpus;
   j["gpu"] = plan.gpu_name;
   j["model"]["params"] = plan.params;
+  if (plan.model.is_moe()) {
+    j["model"]["active_params"] = model::count_params(plan.model).active;
+    j["model"]["moe"] = {{"experts", plan.model.moe.experts},
+                         {"top_k", plan.model.moe.top_k},
+                         {"expert_ffn_hidden", plan.model.moe.expert_ffn_hidden},
+                         {"shared_experts", plan.model.moe.shared_experts},
+                         {"first_dense_layers", plan.model.moe.first_dense_layers}};
+    j["parallelism"]["ep"] = plan.parallel.ep;
+  }
   nlohmann::json& mem = j["memory"];
   mem["per_gpu_bytes"] = mb.total();
   mem["capacity_bytes"] = plan.capacity_bytes;

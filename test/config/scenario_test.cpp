@@ -784,3 +784,31 @@ TEST(LoadScenario, NoiseMechanismKeys) {
 
 }  // namespace
 }  // namespace trainsim::config
+
+namespace trainsim::config {
+namespace {
+
+// model.moe and parallelism.ep (issue 19): what a mixture-of-experts layout must satisfy, each
+// refused at the key with the rule.
+TEST(ScenarioErrors, MixtureOfExperts) {
+  const std::string moe = "  seq_len: 2048\n  moe: {experts: 8, top_k: 2, expert_ffn_hidden: 1024}";
+  EXPECT_EQ(error_of(with("  seq_len: 2048", moe)), "no error");
+  const Scenario sc = load_scenario_text(with("  seq_len: 2048", moe, with("  dp: 4", "  dp: 4\n  ep: 4")), "t.yaml");
+  EXPECT_EQ(sc.model.moe.experts, 8);
+  EXPECT_EQ(sc.model.moe.top_k, 2);
+  EXPECT_EQ(sc.parallel.ep, 4);
+  EXPECT_EQ(error_of(with("  dp: 4", "  dp: 4\n  ep: 2")), "t.yaml:16:7: parallelism.ep = 2 needs a mixture-of-experts model (model.moe)");
+  EXPECT_EQ(error_of(with("  seq_len: 2048", moe, with("  dp: 4", "  dp: 4\n  ep: 3"))),
+            "t.yaml:17:7: parallelism.ep = 3 must divide model.moe.experts = 8");
+  EXPECT_EQ(error_of(with("  seq_len: 2048", "  seq_len: 2048\n  moe: {experts: 16, expert_ffn_hidden: 1024}",
+                          with("  dp: 4", "  dp: 4\n  ep: 8"))),
+            "t.yaml:17:7: parallelism.ep = 8 must divide dp * cp = 4 (expert parallelism is carved out of the data-parallel ranks)");
+  EXPECT_EQ(error_of(with("  seq_len: 2048", "  seq_len: 2048\n  moe: {experts: 2, top_k: 3, expert_ffn_hidden: 1024}")),
+            "t.yaml:8:28: model.moe.top_k must be at most 2, got '3'");
+  EXPECT_EQ(error_of(with("  seq_len: 2048", "  seq_len: 2048\n  moe: {experts: 8, expert_ffn_hidden: 1024, first_dense_layers: 24}")),
+            "t.yaml:8:66: model.moe.first_dense_layers = 24 leaves no mixture-of-experts layer of model.layers = 24");
+  EXPECT_EQ(error_of(with("  seq_len: 2048", "  seq_len: 2048\n  moe: {top_k: 2}")), "t.yaml:8:3: missing key 'experts' in model.moe");
+}
+
+}  // namespace
+}  // namespace trainsim::config
