@@ -22,12 +22,6 @@ void check_simulable(const Scenario& sc, int64_t steps, bool full) {
   };
   if (steps < 1 || steps > kMaxSteps)
     throw util::InputError(where, "steps must be in [1, " + thousands(kMaxSteps) + "], got " + std::to_string(steps));
-  // Issue 19 in progress: parameters, FLOPs and memory of mixture-of-experts models are modelled;
-  // their step (the experts' GEMMs and the all-to-all dispatch and combine) is not yet, and a step
-  // time without it would be wrong, so no command simulates one.
-  if (sc.model.is_moe())
-    throw util::InputError(where, "model.moe: the step time of mixture-of-experts models is not modelled yet (their "
-                                  "all-to-all and expert GEMMs); `trainsim memory` answers whether it fits");
   const int64_t gpus = sc.cluster.gpus();
   if (gpus > kMaxSimulatedGpus)
     refuse(thousands(gpus) + " GPUs (at most " + thousands(kMaxSimulatedGpus) + "); `trainsim memory` answers for any size");

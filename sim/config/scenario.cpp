@@ -128,7 +128,7 @@ const std::vector<std::string> kParallelKeys = {"tp",       "pp",        "dp",  
                                                 "micro_batch", "schedule", "virtual_stages", "zero",
                                                 "recompute", "sequence_parallel", "overlap_grad_reduce", "layers_per_stage",
                                                 "defer_grad_reduce", "recompute_num_layers",
-                                                "activation_offload_layers", "sp_save_gathered"};
+                                                "activation_offload_layers", "sp_save_gathered", "ep_overlap"};
 const std::vector<std::string> kTrainingKeys = {"precision",    "optimizer",      "global_batch",    "steps",
                                                 "total_tokens", "offload",        "gpu_hour_price", "fp32_main_grads",
                                                 "runtime_reserve", "flash_attention", "tp_comm_overlap", "attention_kernel",
@@ -539,6 +539,9 @@ class Reader {
     if (auto f = get(b, "pp")) p.pp = detail::to_int(*f, 1, kMaxCount);
     if (auto f = get(b, "cp")) p.cp = detail::to_int(*f, 1, kMaxCount);
     if (auto f = get(b, "ep")) p.ep = detail::to_int(*f, 1, kMaxCount);
+    if (auto f = get(b, "ep_overlap"))
+      p.ep_overlap = choice(*f, {"none", "shared_experts", "micro_batches"},
+                            std::vector{model::EpOverlap::kNone, model::EpOverlap::kSharedExperts, model::EpOverlap::kMicroBatches});
     dp_given_ = false;
     if (auto f = get(b, "dp")) {
       p.dp = detail::to_int(*f, 1, kMaxCount);

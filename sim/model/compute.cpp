@@ -243,8 +243,25 @@ double tp_cost(double comm, double gemms, Overlap overlap, int64_t tp, const Gpu
 
 double comm_sm_tax_s(double hidden_s, const hardware::GpuSpec& gpu) { return sm_tax_s(hidden_s, gpu_cost_data(gpu)); }
 
+double all_to_all_time_s(const hardware::ClusterSpec& cluster, int64_t ep, int64_t stride, double bytes) {
+  if (ep <= 1 || bytes <= 0) return 0;
+  const int64_t in_node = std::clamp<int64_t>(cluster.gpus_per_node / std::max<int64_t>(stride, 1), 1, ep);
+  const double intra = bytes * d(in_node - 1) / d(ep);
+  const double inter = bytes * d(ep - in_node) / d(ep);
+  const CollectiveCostData& cd = collective_cost_data();
+  double t_intra = 0, t_inter = 0;
+  if (intra > 0) {
+    // Over NVLink at DeepEP's measured fraction of the port; through PCIe as a p2p copy would go.
+    const hardware::RingShare pair = node_ring(cluster, 2, 1);
+    t_intra = pair.nvlink_only ? cd.base_latency_s + cd.nvlink_hop_s + intra / (hardware::pair_Bps(cluster) * cd.all_to_all_nvlink)
+                               : p2p_time_s(cluster, false, intra);
+  }
+  if (inter > 0) t_inter = cd.base_latency_s + cd.net_hop_s + inter / (hardware::inter_gpu_Bps(cluster) * cd.all_to_all_net);
+  return std::max(t_intra, t_inter);
+}
+
 LayerTime layer_time(const ModelSpec& model, const ParallelSpec& par, const TrainingSpec& train,
-                     const hardware::ClusterSpec& cluster, const Calibration& c) {
+                     const hardware::ClusterSpec& cluster, const Calibration& c, bool moe) {
   const hardware::GpuSpec& gpu = cluster.gpu;
   const GpuCostData& data = gpu_cost_data(gpu);
   const Precision prec = train.precision;
@@ -257,16 +274,47 @@ LayerTime layer_time(const ModelSpec& model, const ParallelSpec& par, const Trai
   const double up = swiglu ? 2 * f : f;
 
   // Weight GEMMs (m, n, k): QKV and MLP-up are column-parallel, out-proj and MLP-down row-parallel.
-  const double shapes[4][3] = {{tokens, (h + 2 * kv) / t, h}, {tokens, h, h / t}, {tokens, up / t, h}, {tokens, h, f / t}};
-  double fwd_gemm[4], dgrad[4], wgrad[4];
+  // A mixture-of-experts layer's MLP GEMMs are its shared experts' (one MLP of shared x the expert
+  // width, as Megatron-Core builds them; none without shared experts), its routed experts' below.
+  const bool experts = moe && model.is_moe();
+  const double mlp_width = experts ? d(model.moe.shared_experts * model.moe.expert_ffn_hidden) : f;
+  const double mlp_up = swiglu ? 2 * mlp_width : mlp_width;
+  const double shapes[4][3] = {{tokens, (h + 2 * kv) / t, h}, {tokens, h, h / t}, {tokens, mlp_up / t, h}, {tokens, h, mlp_width / t}};
+  double fwd_gemm[4] = {0, 0, 0, 0}, dgrad[4] = {0, 0, 0, 0}, wgrad[4] = {0, 0, 0, 0};
   double gemm_fwd = 0, gemm_bwd = 0;
   for (int i = 0; i < 4; ++i) {
     const auto& s = shapes[i];
+    if (s[1] <= 0 || s[2] <= 0) continue;  // no shared expert
     fwd_gemm[i] = gemm_time_s(gpu, prec, s[0], s[1], s[2], c);
     dgrad[i] = gemm_time_s(gpu, prec, s[0], s[2], s[1], c);  // dX = dY W^T
     wgrad[i] = gemm_time_s(gpu, prec, s[2], s[1], s[0], c);  // dW = X^T dY
     gemm_fwd += fwd_gemm[i];
     gemm_bwd += dgrad[i] + wgrad[i];
+  }
+  // Routed experts (grouped GEMMs): this GPU holds experts / ep of them; the ep ranks' tokens (each
+  // tp group's, gathered) reach them top_k times over, evenly (balanced routing: the auxiliary loss
+  // or bias the stacks train with), so each expert multiplies top_k x tokens x ep / experts rows at
+  // the expert width split over tp. The router is a tokens x experts GEMM; the permutation of the
+  // tokens into expert order and back streams the routed copies through HBM.
+  double expert_fwd = 0, expert_bwd = 0, routed_mem = 0, a2a = 0;
+  if (experts) {
+    const double e_total = d(model.moe.experts), k = d(model.moe.top_k);
+    const double local = e_total / d(par.ep);
+    const double rows = k * tokens * d(par.ep) / e_total;
+    const double fe = d(model.moe.expert_ffn_hidden);
+    const double eshapes[2][3] = {{rows, (swiglu ? 2 * fe : fe) / t, h}, {rows, h, fe / t}};
+    for (const auto& s : eshapes) {
+      expert_fwd += local * gemm_time_s(gpu, prec, s[0], s[1], s[2], c);
+      expert_bwd += local * (gemm_time_s(gpu, prec, s[0], s[2], s[1], c) + gemm_time_s(gpu, prec, s[2], s[1], s[0], c));
+    }
+    expert_fwd += gemm_time_s(gpu, prec, tokens, e_total, h, c);
+    expert_bwd += gemm_time_s(gpu, prec, tokens, h, e_total, c) + gemm_time_s(gpu, prec, h, e_total, tokens, c);
+    const double routed = k * tokens * h * activation_bytes_per_value(prec);
+    routed_mem = 2 * 2 * routed + (swiglu ? kSwigluBytes : kGeluBytes) * k * tokens * fe / t;  // permute + unpermute (read, write)
+    // Dispatch and combine: each GPU's routed tokens (top_k copies of its tokens' hidden states) to
+    // the ep ranks holding their experts and back, ranks tp x cp apart (Megatron-Core's order
+    // tp-cp-ep-dp): model::all_to_all_time_s.
+    a2a = all_to_all_time_s(cluster, par.ep, par.tp * par.cp, routed);
   }
 
   // Attention core: counted 4 b s^2 h / (t cp) forward (flops.hpp convention).
@@ -294,11 +342,37 @@ LayerTime layer_time(const ModelSpec& model, const ParallelSpec& par, const Trai
 
   // Memory-bound element-wise work; with sequence parallelism norms/dropout/residual are split by t.
   const double e_norm = par.sequence_parallel ? tokens * h / t : tokens * h;
-  const double e_ffn = tokens * f / t;
+  const double e_ffn = tokens * mlp_width / t;
   double mem_bytes = 2 * kNormBytes * e_norm + 2 * kResidualBytes * e_norm + (swiglu ? kSwigluBytes : kGeluBytes) * e_ffn;
   if (prec == Precision::kFp8) mem_bytes += kCastBytes * (2 * tokens * h + tokens * h / t + e_ffn);
+  mem_bytes += routed_mem;
   const double mem_fwd = memory_time_s(gpu, mem_bytes, c);
   const double mem_bwd = kBackwardMemoryFactor * mem_fwd;
+  // The all-to-alls (dispatch + combine forward; their gradients backward) as the stack overlaps
+  // them (ParallelSpec::ep_overlap): exposed; hidden under the shared experts' GEMMs (Megatron-Core
+  // --moe-shared-expert-overlap); or under another micro-batch's layer compute (DeepSeek's
+  // DualPipe), only the excess over that compute showing.
+  double ep_fwd = 0, ep_bwd = 0;
+  if (experts && a2a > 0) {
+    const double shared_fwd = fwd_gemm[2] + fwd_gemm[3], shared_bwd = dgrad[2] + wgrad[2] + dgrad[3] + wgrad[3];
+    const double own_fwd = gemm_fwd + expert_fwd, own_bwd = gemm_bwd + expert_bwd;
+    switch (par.ep_overlap) {
+      case EpOverlap::kNone:
+        ep_fwd = 2 * a2a;
+        ep_bwd = 2 * a2a;
+        break;
+      case EpOverlap::kSharedExperts:
+        ep_fwd = std::max(0.0, 2 * a2a - shared_fwd);
+        ep_bwd = std::max(0.0, 2 * a2a - shared_bwd);
+        break;
+      case EpOverlap::kMicroBatches:
+        ep_fwd = std::max(0.0, 2 * a2a - own_fwd);
+        ep_bwd = std::max(0.0, 2 * a2a - own_bwd);
+        break;
+    }
+  }
+  gemm_fwd += expert_fwd;
+  gemm_bwd += expert_bwd;
 
   // TP: per layer two column-parallel GEMMs (QKV, MLP-up) and two row-parallel ones (out-proj,
   // MLP-down). Under SP the forward all-gathers before each column-parallel GEMM and
@@ -350,9 +424,10 @@ LayerTime layer_time(const ModelSpec& model, const ParallelSpec& par, const Trai
 
   LayerTime lt;
   lt.attention_forward_s = attention_fwd;
-  lt.forward_s = gemm_fwd + attention_fwd + mem_fwd + tp_fwd + cp_fwd;
-  lt.backward_s = gemm_bwd + attention_bwd + mem_bwd + tp_bwd + cp_bwd;
-  lt.tp_comm_s = tp_fwd + tp_bwd + cp_fwd + cp_bwd;
+  lt.forward_s = gemm_fwd + attention_fwd + mem_fwd + tp_fwd + cp_fwd + ep_fwd;
+  lt.backward_s = gemm_bwd + attention_bwd + mem_bwd + tp_bwd + cp_bwd + ep_bwd;
+  lt.tp_comm_s = tp_fwd + tp_bwd + cp_fwd + cp_bwd + ep_fwd + ep_bwd;
+  lt.ep_comm_s = ep_fwd + ep_bwd;
   switch (par.recompute) {
     case Recompute::kNone: break;
     case Recompute::kSelective: lt.recompute_s = attention_fwd; break;
@@ -363,7 +438,8 @@ LayerTime layer_time(const ModelSpec& model, const ParallelSpec& par, const Trai
       break;
     case Recompute::kFull:
       lt.recompute_s = lt.forward_s;
-      lt.tp_comm_s += tp_fwd + cp_fwd;
+      lt.tp_comm_s += tp_fwd + cp_fwd + ep_fwd;
+      lt.ep_comm_s += ep_fwd;
       break;
   }
   return lt;

@@ -88,9 +88,17 @@ struct LayerTime {
   double tp_comm_s = 0;     // of which exposed TP/CP communication (and the SM share it takes from
                             // overlapped GEMMs), forward + backward + recompute
   double attention_forward_s = 0;  // attention core alone (what selective recompute re-runs)
+  double ep_comm_s = 0;     // of tp_comm_s, the exposed expert-parallel all-to-alls (MoE layers)
 };
+// `moe`: the model's mixture-of-experts layer (ModelSpec::moe) instead of its dense one.
 LayerTime layer_time(const ModelSpec& model, const ParallelSpec& par, const TrainingSpec& train,
-                     const hardware::ClusterSpec& cluster, const Calibration& c = default_calibration());
+                     const hardware::ClusterSpec& cluster, const Calibration& c = default_calibration(), bool moe = false);
+
+// One all-to-all over `ep` ranks `stride` GPUs apart in rank order, each sending `bytes` spread
+// evenly over the group (its own share stays): the part to ranks in its node over the NVLink /
+// PCIe pair route, the part to other nodes over the GPU's NIC share, concurrently; the slower
+// shows (p2p_time_s each: latency once, the measured p2p efficiency for the size).
+double all_to_all_time_s(const hardware::ClusterSpec& cluster, int64_t ep, int64_t stride, double bytes);
 
 // Per-GPU cost of the embedding lookup (forward, backward) and of final norm + logits + loss.
 struct EndTime {

@@ -133,6 +133,10 @@ const Tables& tables() {
     cd.pcie = read_intra(c["intra"]["pcie"], "collectives.intra.pcie");
     cd.net_efficiency = read_curve(c["net_efficiency"], "collectives.net_efficiency");
     if (cd.net_efficiency.empty()) bad("collectives.net_efficiency missing");
+    cd.all_to_all_nvlink = c["all_to_all"]["nvlink"].as<double>();
+    cd.all_to_all_net = c["all_to_all"]["net"].as<double>();
+    if (!(cd.all_to_all_nvlink > 0 && cd.all_to_all_nvlink <= 1 && cd.all_to_all_net > 0 && cd.all_to_all_net <= 1))
+      bad("collectives.all_to_all.{nvlink,net} must be in (0, 1]");
     return t;
   }();
   return kTables;

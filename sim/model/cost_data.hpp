@@ -75,6 +75,9 @@ struct CollectiveCostData {
   double tp_overlap_sms = 0;
   // Inter-node: achieved fraction of the NIC line rate against the bytes each rank sends per call.
   Curve net_efficiency;
+  // Expert-parallel all-to-all: achieved fraction of the GPU's NVLink port and of its NIC share.
+  double all_to_all_nvlink = 0;
+  double all_to_all_net = 0;
   const IntraCollectiveData& intra(FabricKind f) const;
 };
 

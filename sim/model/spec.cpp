@@ -48,5 +48,13 @@ const char* to_string(Offload o) {
   }
   return "?";
 }
+const char* to_string(EpOverlap o) {
+  switch (o) {
+    case EpOverlap::kNone: return "none";
+    case EpOverlap::kSharedExperts: return "shared_experts";
+    case EpOverlap::kMicroBatches: return "micro_batches";
+  }
+  return "?";
+}
 
 }  // namespace trainsim::model

@@ -18,6 +18,11 @@ enum class Recompute { kNone, kSelective, kSelectiveOp, kFull };
 enum class Precision { kFp32, kFp16, kBf16, kFp8 };
 enum class Optimizer { kAdam, kSgd };
 enum class Offload { kNone, kCpu, kNvme };
+// How the expert-parallel all-to-alls overlap compute: not at all (Megatron-Core's default), under
+// the shared experts' GEMMs (--moe-shared-expert-overlap), or under another micro-batch's compute
+// (DeepSeek-V3's DualPipe: a forward and a backward chunk paired, each one's all-to-all under the
+// other's computation).
+enum class EpOverlap { kNone, kSharedExperts, kMicroBatches };
 
 // Mixture-of-experts feed-forward (issue 19): every layer from `first_dense_layers` on replaces
 // the dense FFN with a router over `experts` routed experts, each token going to `top_k` of them,
@@ -66,6 +71,7 @@ struct ParallelSpec {
   // data-parallel ones (Megatron-Core: experts per rank = experts / ep; the expert weights' data
   // parallelism is dp x cp / ep). 1 = every rank holds every expert.
   int64_t ep = 1;
+  EpOverlap ep_overlap = EpOverlap::kNone;
   int64_t micro_batch = 1;     // sequences per micro-batch
   Schedule schedule = Schedule::k1F1B;
   int64_t virtual_stages = 1;  // chunks per pipeline rank (interleaved only)
@@ -159,5 +165,6 @@ const char* to_string(Recompute r);
 const char* to_string(Precision p);
 const char* to_string(Optimizer o);
 const char* to_string(Offload o);
+const char* to_string(EpOverlap o);
 
 }  // namespace trainsim::model

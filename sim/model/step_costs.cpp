@@ -28,11 +28,15 @@ StepCosts compute_step_costs(const ModelSpec& model, const ParallelSpec& par, co
   const std::vector<int64_t> split = chunk_layers(model, par);
 
   const LayerTime layer = layer_time(model, par, train, cluster, cal);
+  // Mixture-of-experts layers (model.moe, from moe.first_dense_layers on) cost their own.
+  const bool moe = model.is_moe();
+  const LayerTime moe_layer = moe ? layer_time(model, par, train, cluster, cal, true) : layer;
   // A layer that does not recompute (recompute_num_layers below the chunk's layers): the same
   // layer without the recompute pass and its TP collectives.
   ParallelSpec whole = par;
   whole.recompute = Recompute::kNone;
   const LayerTime kept = par.recompute == Recompute::kNone ? layer : layer_time(model, whole, train, cluster, cal);
+  const LayerTime moe_kept = !moe ? kept : par.recompute == Recompute::kNone ? moe_layer : layer_time(model, whole, train, cluster, cal, true);
   // CPU activation offload: each offloaded layer's activations cross the GPU's PCIe link to the
   // host under the next layer's forward, and back under the previous layer's backward; what the
   // layer's compute cannot cover shows, per offloaded layer. The link runs at the catalog's x16
@@ -50,6 +54,13 @@ StepCosts compute_step_costs(const ModelSpec& model, const ParallelSpec& par, co
   const LayerFlops layer_flops = layer_forward_flops(model, par.micro_batch);
   const double per_gpu = d(par.tp) * d(par.cp);  // FLOPs of one micro-batch split over TP and CP
   const double layer_fwd_flops = layer_flops.total() / per_gpu;
+  const double moe_fwd_flops = moe ? layer_forward_flops(model, par.micro_batch, true).total() / per_gpu : layer_fwd_flops;
+  // A mixture-of-experts layer's parameters on one GPU: attention, norms, router and shared
+  // experts (tp-split) and experts / ep of the routed ones.
+  const double moe_layer_params = moe ? params.attention / d(par.tp) + params.norms + params.router +
+                                            d(model.moe.shared_experts) * params.expert / d(par.tp) +
+                                            d(model.moe.experts) / d(par.ep) * params.expert / d(par.tp)
+                                      : 0;
   const double layer_recompute = layer_recompute_flops(model, par.micro_batch, par.recompute) / per_gpu;
   const double logits_fwd_flops = logits_forward_flops(model, par.micro_batch) / per_gpu;
   // Scatter-gather (Megatron SC21): each TP rank sends 1/t of the boundary activations (with sequence
@@ -80,17 +91,24 @@ StepCosts compute_step_costs(const ModelSpec& model, const ParallelSpec& par, co
     chunk.has_output = c == chunks - 1;
     const double n = d(chunk.layers);
     const double rn = d(recomputed_layers(par, chunk.layers));  // the rest keep their activations
-    chunk.forward_s = n * layer.forward_s;
-    chunk.backward_s = rn * (layer.backward_s + layer.recompute_s) + (n - rn) * kept.backward_s;
-    chunk.tp_comm_s = rn * layer.tp_comm_s + (n - rn) * kept.tp_comm_s;
+    // Of the chunk's layers, those with experts (global indices from moe.first_dense_layers on); the
+    // recomputing ones are the chunk's first rn.
+    const int64_t moe_from = std::clamp<int64_t>(model.moe.first_dense_layers - chunk.first_layer, 0, chunk.layers);
+    const double nm = moe ? d(chunk.layers - moe_from) : 0;
+    const double rm = moe ? std::max(0.0, rn - d(moe_from)) : 0;  // recomputing layers with experts
+    const double nd = n - nm, rd = rn - rm;
+    chunk.forward_s = nd * layer.forward_s + nm * moe_layer.forward_s;
+    chunk.backward_s = rd * (layer.backward_s + layer.recompute_s) + (nd - rd) * kept.backward_s +
+                       rm * (moe_layer.backward_s + moe_layer.recompute_s) + (nm - rm) * moe_kept.backward_s;
+    chunk.tp_comm_s = rd * layer.tp_comm_s + (nd - rd) * kept.tp_comm_s + rm * moe_layer.tp_comm_s + (nm - rm) * moe_kept.tp_comm_s;
     const double offloaded = d(std::min<int64_t>(par.activation_offload_layers, chunk.layers));
     chunk.forward_s += offloaded * offload_fwd;
     chunk.backward_s += offloaded * offload_bwd;
     chunk.offload_s = offloaded * (offload_fwd + offload_bwd);
-    chunk.forward_flops = n * layer_fwd_flops;
-    chunk.backward_flops = 2 * n * layer_fwd_flops;
-    chunk.recompute_flops = rn * layer_recompute;
-    chunk.param_count = n * params.per_layer / d(par.tp);
+    chunk.forward_flops = nd * layer_fwd_flops + nm * moe_fwd_flops;
+    chunk.backward_flops = 2 * chunk.forward_flops;
+    chunk.recompute_flops = rd * layer_recompute + (par.recompute == Recompute::kFull ? rm * moe_fwd_flops : rm * layer_recompute);
+    chunk.param_count = nd * params.per_layer / d(par.tp) + nm * moe_layer_params;
     if (chunk.has_embedding) {
       chunk.forward_s += embedding.forward_s;
       chunk.backward_s += embedding.backward_s;

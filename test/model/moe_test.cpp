@@ -2,7 +2,10 @@
 // parameters, memory with the routed experts split over expert parallelism.
 #include <gtest/gtest.h>
 
+#include "hardware/gpu.hpp"
+#include "model/compute.hpp"
 #include "model/flops.hpp"
+#include "model/step_costs.hpp"
 #include "model/memory.hpp"
 #include "model/transformer.hpp"
 
@@ -92,6 +95,88 @@ TEST(Moe, ActivationsGrowWithTheExpertsATokenGoesThrough) {
   EXPECT_DOUBLE_EQ(two - one, 3 * 2 * 4096.0 * 14336 + 2 * 4096.0 * 4096);
   // top_k 1 vs the dense layer: the routed input copy and the router's fp32 probabilities more.
   EXPECT_DOUBLE_EQ(one - layer_activation_bytes(m, par, train), 2 * 4096.0 * 4096 + 4 * 4096.0 * 8);
+}
+
+// DGX H100: 8 GPUs on NVSwitch (450 GB/s per direction per GPU), 8 x 400 Gb/s NICs (50 GB/s a GPU).
+hardware::ClusterSpec dgx_h100(int64_t nodes) {
+  hardware::ClusterSpec c;
+  c.gpu = *hardware::find_gpu("h100-sxm");
+  c.nodes = nodes;
+  c.gpus_per_node = 8;
+  c.intra_bandwidth_Bps = 450e9;
+  c.nic_bandwidth_Bps = 50e9;
+  c.nics_per_node = 8;
+  return c;
+}
+
+// The all-to-all against its alpha-beta estimate. Each GPU sends 256 MB spread over the group.
+//  - NVSwitch, ep 8 in one node: 7/8 of it leaves the GPU through its 450 GB/s port; NCCL reaches
+//    about 370 GB/s of bus bandwidth on H100 NVLink and DeepEP 153-158 GB/s on H800 (whose NVLink
+//    is 400 GB/s both ways together: 200 a direction, 77-79% of it) (test/validation/moe_runs_draft.md).
+//    Expected: between 70% and 100% of the port.
+//  - InfiniBand, ep 16 over 2 nodes: half leaves the node, through the GPU's 50 GB/s NIC share;
+//    DeepEP measured 43-58 GB/s per GPU over RDMA at EP16-64 on 400 Gb/s NICs, nccl-tests users
+//    46-49 GB/s. Expected: between 80% and 100% of the NIC.
+// And the fabric gap: the cross-node all-to-all takes over 3x the intra-node one.
+TEST(Moe, AllToAllAgainstItsAlphaBetaEstimate) {
+  const double bytes = 256e6;
+  const double t8 = all_to_all_time_s(dgx_h100(1), 8, 1, bytes);
+  const double nvlink_Bps = bytes * 7 / 8 / t8;
+  EXPECT_GT(nvlink_Bps, 0.70 * 450e9);
+  EXPECT_LE(nvlink_Bps, 450e9);
+  const double t16 = all_to_all_time_s(dgx_h100(2), 16, 1, bytes);
+  const double ib_Bps = bytes * 8 / 16 / t16;
+  EXPECT_GT(ib_Bps, 0.80 * 50e9);
+  EXPECT_LE(ib_Bps, 50e9);
+  EXPECT_GT(t16, 3 * t8);
+  // Ranks tp apart: with tp 2, only 4 members of an ep-8 group share a node.
+  // Half of the bytes leave the node, at the NIC rate the ep-16 case achieved.
+  EXPECT_NEAR(all_to_all_time_s(dgx_h100(2), 8, 2, bytes), bytes * 4 / 8 / ib_Bps, 0.01 * bytes * 4 / 8 / ib_Bps);
+  EXPECT_EQ(all_to_all_time_s(dgx_h100(1), 1, 1, bytes), 0.0);
+}
+
+// A layer with experts costs its all-to-alls: exposed without overlap, hidden under another
+// micro-batch's compute (DualPipe) as long as they are shorter; EP inside a node vs across nodes
+// shows the fabric gap in the layer's time.
+TEST(Moe, ExpertParallelLayerCostsItsAllToAlls) {
+  const ModelSpec m = mixtral_8x7b();
+  TrainingSpec train;
+  ParallelSpec par;
+  par.dp = 16;
+  par.ep = 8;
+  const auto cluster = dgx_h100(2);
+  const LayerTime exposed = layer_time(m, par, train, cluster, default_calibration(), true);
+  const double routed = 2.0 * 4096 * 4096 * 2;  // top 2 x tokens x hidden x 2 bytes
+  EXPECT_NEAR(exposed.ep_comm_s, 4 * all_to_all_time_s(cluster, 8, 1, routed), 1e-12);  // dispatch + combine, twice
+  par.ep_overlap = EpOverlap::kMicroBatches;
+  const LayerTime hidden = layer_time(m, par, train, cluster, default_calibration(), true);
+  EXPECT_EQ(hidden.ep_comm_s, 0.0);  // NVLink all-to-alls are shorter than the layer's GEMMs
+  EXPECT_NEAR(exposed.forward_s - hidden.forward_s, 2 * all_to_all_time_s(cluster, 8, 1, routed), 1e-12);
+  par.ep_overlap = EpOverlap::kNone;
+  par.ep = 16;
+  const LayerTime across = layer_time(m, par, train, cluster, default_calibration(), true);
+  EXPECT_GT(across.ep_comm_s, 3 * exposed.ep_comm_s);
+  // The dense layer has none.
+  EXPECT_EQ(layer_time(m, par, train, cluster).ep_comm_s, 0.0);
+}
+
+// The step's FLOPs are the model's: the chunks' forward FLOPs add up to model_flops_per_step / 3
+// over the GPUs, with the experts' layers at their active FLOPs.
+TEST(Moe, StepCostsCountTheActiveFlops) {
+  ModelSpec m = mixtral_8x7b();
+  m.moe.first_dense_layers = 2;
+  ParallelSpec par;
+  par.pp = 4;
+  par.dp = 4;
+  par.ep = 4;
+  TrainingSpec train;
+  train.global_batch = 16;
+  const StepCosts costs = compute_step_costs(m, par, train, dgx_h100(2));
+  double fwd = 0;
+  for (const auto& st : costs.stages)
+    for (const auto& ch : st.chunks) fwd += ch.forward_flops;
+  // Per micro-batch of 1 over one pipeline: the model's FLOPs for one sequence, forward.
+  EXPECT_NEAR(fwd, model_flops_per_step(m, 1) / 3, 1e-6 * fwd);
 }
 
 }  // namespace
