@@ -114,7 +114,8 @@ const std::vector<std::string> kTopKeys = {"version",  "name",        "model",  
 const std::vector<std::string> kModelKeys = {"preset", "layers", "hidden",          "ffn_hidden",
                                              "heads",  "kv_heads", "vocab",         "seq_len",
                                              "ffn",    "tied_embeddings", "learned_position_embedding",
-                                             "dropout", "moe"};
+                                             "dropout", "moe", "mla"};
+const std::vector<std::string> kMlaKeys = {"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"};
 const std::vector<std::string> kMoeKeys = {"experts", "top_k", "expert_ffn_hidden", "shared_experts", "first_dense_layers",
                                            "capacity_factor"};
 const std::vector<std::string> kClusterKeys = {"gpu",        "nodes",    "gpus_per_node", "intra_node",
@@ -288,6 +289,19 @@ class Reader {
     if (auto f = get(b, "learned_position_embedding")) m.learned_position_embedding = detail::to_bool(*f);
 
     if (auto mb = b.block("moe", kMoeKeys)) read_moe(*mb, m, preset);
+    if (auto ab = b.block("mla", kMlaKeys)) {
+      note_block(*ab);
+      const bool had = m.is_mla();
+      auto count = [&](const std::string& key, int64_t& out, int64_t lo) {
+        if (auto f = get(*ab, key)) out = detail::to_int(*f, lo, int64_t{1} << 20);
+        else if (!had && lo > 0) ab->require(key);
+      };
+      count("kv_lora_rank", m.mla.kv_lora_rank, 1);
+      count("qk_nope_head_dim", m.mla.qk_nope_head_dim, 1);
+      count("v_head_dim", m.mla.v_head_dim, 1);
+      count("q_lora_rank", m.mla.q_lora_rank, 0);
+      count("qk_rope_head_dim", m.mla.qk_rope_head_dim, 0);
+    }
 
     if (m.hidden % m.heads != 0)
       fail(at("model.heads"), "model.heads = " + str(m.heads) + " must divide model.hidden = " + str(m.hidden));

@@ -279,7 +279,11 @@ LayerTime layer_time(const ModelSpec& model, const ParallelSpec& par, const Trai
   const bool experts = moe && model.is_moe();
   const double mlp_width = experts ? d(model.moe.shared_experts * model.moe.expert_ffn_hidden) : f;
   const double mlp_up = swiglu ? 2 * mlp_width : mlp_width;
-  const double shapes[4][3] = {{tokens, (h + 2 * kv) / t, h}, {tokens, h, h / t}, {tokens, mlp_up / t, h}, {tokens, h, mlp_width / t}};
+  // MLA: its down- and up-projections as one GEMM from the hidden state of the same FLOPs, the
+  // output projection from heads x v_head_dim.
+  const AttentionWidths aw = attention_widths(model);
+  const double qkv_n = model.is_mla() ? aw.qkv_weights / h : h + 2 * kv;
+  const double shapes[4][3] = {{tokens, qkv_n / t, h}, {tokens, h, aw.out / t}, {tokens, mlp_up / t, h}, {tokens, h, mlp_width / t}};
   double fwd_gemm[4] = {0, 0, 0, 0}, dgrad[4] = {0, 0, 0, 0}, wgrad[4] = {0, 0, 0, 0};
   double gemm_fwd = 0, gemm_bwd = 0;
   for (int i = 0; i < 4; ++i) {
@@ -319,7 +323,8 @@ LayerTime layer_time(const ModelSpec& model, const ParallelSpec& par, const Trai
 
   // Attention core: counted 4 b s^2 h / (t cp) forward (flops.hpp convention).
   const Precision aprec = attention_precision(prec);
-  const double attention_counted = 4 * d(par.micro_batch) * d(model.seq_len) * d(model.seq_len) * h / (t * d(par.cp));
+  const double attention_counted =
+      2 * d(par.micro_batch) * d(model.seq_len) * d(model.seq_len) * (aw.q + aw.v) / (t * d(par.cp));  // 4 b s^2 h without MLA
   double attention_fwd = 0, attention_bwd = 0;
   if (train.flash_attention) {
     // Fused and causal: half of the counted work is executed (the FlashAttention papers' convention
@@ -412,7 +417,7 @@ LayerTime layer_time(const ModelSpec& model, const ParallelSpec& par, const Trai
   // step under the attention of the chunk in hand: the first step and any excess show.
   double cp_fwd = 0, cp_bwd = 0;
   if (par.cp > 1) {
-    const double kv_bytes = 2 * d(par.micro_batch) * d(model.seq_len) * kv / t * activation_bytes_per_value(prec);
+    const double kv_bytes = d(par.micro_batch) * d(model.seq_len) * (aw.k + aw.v) / t * activation_bytes_per_value(prec);
     const double span = d(par.tp * par.cp);
     const double ag = span <= d(cluster.gpus_per_node)
                           ? intra_collective_time_s(cluster, Kind::kAllGather, par.cp, kv_bytes, par.tp)

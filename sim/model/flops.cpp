@@ -16,6 +16,13 @@ LayerFlops layer_forward_flops(const ModelSpec& m, int64_t micro_batch, bool moe
   l.qkv = 2 * tokens * h * (h + 2 * kv);
   l.attention = 2 * 2 * tokens * d(m.seq_len) * h;
   l.out_proj = 2 * tokens * h * h;
+  if (m.is_mla()) {
+    // Latent attention: its projections, and scores over the query/key width, values over theirs.
+    const AttentionWidths w = attention_widths(m);
+    l.qkv = 2 * tokens * w.qkv_weights;
+    l.attention = 2 * tokens * d(m.seq_len) * (w.q + w.v);
+    l.out_proj = 2 * tokens * w.out * h;
+  }
   l.mlp = (m.ffn == Ffn::kSwiglu ? 3 : 2) * 2 * tokens * h * f;
   if (moe && m.is_moe()) {
     const double per_expert = (m.ffn == Ffn::kSwiglu ? 3 : 2) * 2 * tokens * h * d(m.moe.expert_ffn_hidden);

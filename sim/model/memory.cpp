@@ -92,6 +92,12 @@ LayerTerms layer_terms(const ModelSpec& m, const ParallelSpec& par, const Traini
     t.replicated += k * gemm_in * sbh + 4 * s * b * static_cast<double>(m.moe.experts);
   }
   t.split = (e + 2 * e * g + out_proj) * sbh + mlp;
+  if (m.is_mla()) {
+    // Latent attention: Q, K (nope + rope a head) and V after the up-projections, the output
+    // projection's input (heads x v_head_dim), and the latents the up-projections read.
+    const AttentionWidths w = attention_widths(m);
+    t.split = s * b * (e * (w.q + w.k + w.v) + out_proj * w.out + gemm_in * w.latent) + mlp;
+  }
   // Flash attention never materialises the s x s scores: it keeps only the fp32 softmax
   // statistics (one per row per head), which is what selective recompute achieves by hand.
   t.attention = train.flash_attention ? 4 * a * s * b : (e + d * (1 + e)) * a * s * s * b;

@@ -19,7 +19,7 @@ constexpr Ffn kS = Ffn::kSwiglu;
 // GPT/Megatron rows: gelu, ffn 4h, tied embeddings, learned positions, vocab padded to 51200
 // (Megatron pads GPT-2's 50257 to a multiple of 128 * TP), seq 2048.
 // Llama rows (Touvron et al. 2023; Llama Team 2024, Table 3): swiglu, untied output, rotary positions.
-const std::array<Row, 17> kPresets = {{
+const std::array<Row, 20> kPresets = {{
     // GPT-3 175B (Brown et al. 2020, Table 2.1): 96 layers, d 12288, 96 heads. Eq.2 gives 174.6B,
     // the size Megatron SC21 reports for it (published_runs: megatron_sc21_t2_ptdp_174.6B_384gpu).
     {"gpt3-175b", 96, 12288, 49152, 96, 96, 51200, 2048, kG, true, true},
@@ -42,6 +42,34 @@ const std::array<Row, 17> kPresets = {{
     {"megatron-310.1b", 96, 16384, 65536, 128, 128, 51200, 2048, kG, true, true},
     {"megatron-529.6b", 105, 20480, 81920, 128, 128, 51200, 2048, kG, true, true},
     {"megatron-1008b", 128, 25600, 102400, 160, 160, 51200, 2048, kG, true, true},
+    // Mixture-of-experts models (issue 19); their experts and attention in kMoePresets below.
+    // Mixtral 8x7B (Jiang et al. 2024, "Mixtral of Experts", Table 1: dim 4096, 32 layers, 32 heads,
+    // 8 KV heads, hidden_dim 14336, vocab 32000, context 32768).
+    {"mixtral-8x7b", 32, 4096, 14336, 32, 8, 32000, 32768, kS, false, false},
+    // Mixtral 8x22B: 56 layers, hidden 6144, 48 heads, 8 KV heads, expert width 16384 (NVIDIA
+    // Megatron-LM's Mixtral 8x22B configuration; Mistral publishes 141B total, 39B active, which
+    // these reproduce), vocab 32000 (v0.1), context 65536 (Mistral's announcement).
+    {"mixtral-8x22b", 56, 6144, 16384, 48, 8, 32000, 65536, kS, false, false},
+    // DeepSeek-V3 (DeepSeek-AI 2024, arXiv 2412.19437, Sec. 4.2; deepseek-ai/DeepSeek-V3
+    // inference/configs/config_671B.json): 61 layers, hidden 7168, 128 heads, the first 3 layers
+    // dense with FFN 18432, vocab 129280, pre-training sequence 4096, untied output layer.
+    {"deepseek-v3", 61, 7168, 18432, 128, 128, 129280, 4096, kS, false, false},
+}};
+
+// The experts and latent attention of the mixture-of-experts presets.
+struct MoeRow {
+  const char* name;
+  MoeSpec moe;
+  MlaSpec mla;
+};
+const std::array<MoeRow, 3> kMoePresets = {{
+    // Mixtral: 8 experts, top 2, every layer (Table 1).
+    {"mixtral-8x7b", {8, 2, 14336, 0, 0, 0}, {}},
+    {"mixtral-8x22b", {8, 2, 16384, 0, 0, 0}, {}},
+    // DeepSeek-V3 Sec. 4.2: 256 routed experts + 1 shared, top 8, expert width 2048, every FFN but
+    // the first three's; MLA with query latent 1536, key-value latent 512, 128 + 64 (rope) per head
+    // for queries and keys, 128 for values. Dropless (no token dropping, Sec. 2.1.2).
+    {"deepseek-v3", {256, 8, 2048, 1, 3, 0}, {1536, 512, 128, 64, 128}},
 }};
 
 }  // namespace
@@ -61,6 +89,11 @@ std::optional<ModelSpec> find_model_preset(std::string_view name) {
     m.ffn = r.ffn;
     m.tied_embeddings = r.tied_embeddings;
     m.learned_position_embedding = r.learned_position_embedding;
+    for (const MoeRow& e : kMoePresets)
+      if (name == e.name) {
+        m.moe = e.moe;
+        m.mla = e.mla;
+      }
     return m;
   }
   return std::nullopt;

@@ -39,6 +39,19 @@ struct MoeSpec {
   double capacity_factor = 0;
 };
 
+// Multi-head latent attention (DeepSeek-V2/V3): queries from a q_lora_rank latent (0 = straight
+// from the hidden state), keys and values from one kv_lora_rank latent, per head qk_nope_head_dim
+// + qk_rope_head_dim for queries and keys (the rope part of the keys shared by the heads) and
+// v_head_dim for values; the output projection from heads x v_head_dim. kv_lora_rank = 0: the
+// usual multi-head / grouped-query attention.
+struct MlaSpec {
+  int64_t q_lora_rank = 0;
+  int64_t kv_lora_rank = 0;
+  int64_t qk_nope_head_dim = 0;
+  int64_t qk_rope_head_dim = 0;
+  int64_t v_head_dim = 0;
+};
+
 // A decoder-only transformer, dense or mixture-of-experts.
 struct ModelSpec {
   std::string preset;          // preset it started from, "" if none
@@ -56,7 +69,9 @@ struct ModelSpec {
   // models have it, Llama-style swiglu ones do not (model.dropout in a scenario).
   std::optional<bool> dropout;
   MoeSpec moe;
+  MlaSpec mla;
   bool is_moe() const { return moe.experts > 0; }
+  bool is_mla() const { return mla.kv_lora_rank > 0; }
   // Whether layer `i` (0-based) has the mixture-of-experts FFN.
   bool moe_layer(int64_t i) const { return is_moe() && i >= moe.first_dense_layers; }
   int64_t moe_layers() const { return is_moe() ? layers - moe.first_dense_layers : 0; }

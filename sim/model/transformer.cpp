@@ -2,14 +2,47 @@
 
 namespace trainsim::model {
 
+AttentionWidths attention_widths(const ModelSpec& m) {
+  const double h = static_cast<double>(m.hidden);
+  AttentionWidths w;
+  if (!m.is_mla()) {
+    const double kv = static_cast<double>(m.kv_heads > 0 ? m.kv_heads : m.heads) * head_dim(m);
+    w.q = h;
+    w.k = kv;
+    w.v = kv;
+    w.out = h;
+    w.qkv_weights = h * (h + 2 * kv);
+    return w;
+  }
+  const double heads = static_cast<double>(m.heads);
+  const double ql = static_cast<double>(m.mla.q_lora_rank), kl = static_cast<double>(m.mla.kv_lora_rank);
+  const double nope = static_cast<double>(m.mla.qk_nope_head_dim), rope = static_cast<double>(m.mla.qk_rope_head_dim);
+  const double dv = static_cast<double>(m.mla.v_head_dim);
+  w.q = heads * (nope + rope);
+  w.k = heads * (nope + rope);
+  w.v = heads * dv;
+  w.out = heads * dv;
+  w.latent = ql + kl + rope;
+  // Queries: h x q_lora then q_lora x heads (nope + rope) (or h x heads (nope + rope)); keys and
+  // values: h x (kv_lora + rope) then kv_lora x heads (nope + v) (DeepSeek-V2 Sec. 2.1).
+  w.qkv_weights = (ql > 0 ? h * ql + ql * w.q : h * w.q) + h * (kl + rope) + kl * heads * (nope + dv);
+  w.latent_norms = ql + kl;
+  return w;
+}
+
 ParamCounts count_params(const ModelSpec& m) {
   ParamCounts c;
   const double h = static_cast<double>(m.hidden);
   const double f = static_cast<double>(m.ffn_hidden);
   const double kv = static_cast<double>(m.kv_heads > 0 ? m.kv_heads : m.heads) * head_dim(m);
   const bool gpt = m.ffn == Ffn::kGelu;
-  // Q and O are h x h; K and V are h x kv each.
+  // Q and O are h x h; K and V are h x kv each. MLA: its projections (attention_widths) and the
+  // two latent norms, no biases.
   c.attention = 2 * h * h + 2 * h * kv + (gpt ? (h + 2 * kv) + h : 0);
+  if (m.is_mla()) {
+    const AttentionWidths w = attention_widths(m);
+    c.attention = w.qkv_weights + w.out * h + w.latent_norms;
+  }
   c.mlp = gpt ? 2 * h * f + f + h : 3 * h * f;
   c.norms = gpt ? 4 * h : 2 * h;
   c.per_layer = c.attention + c.mlp + c.norms;

@@ -32,4 +32,16 @@ ParamCounts count_params(const ModelSpec& m);
 // Head dimension = hidden / heads.
 inline double head_dim(const ModelSpec& m) { return static_cast<double>(m.hidden) / static_cast<double>(m.heads); }
 
+// The attention's widths per token (whole model width), multi-head / grouped-query or latent (MLA):
+struct AttentionWidths {
+  double q = 0;        // queries: hidden (MLA: heads x (nope + rope))
+  double k = 0;        // keys: kv_heads x head_dim (MLA: heads x (nope + rope), after the up-projection)
+  double v = 0;        // values and the core's output per head group: kv_heads x head_dim (MLA: heads x v_head_dim)
+  double out = 0;      // the output projection's input: hidden (MLA: heads x v_head_dim)
+  double latent = 0;   // MLA: the compressed query and key-value (+ rope key) the up-projections read; 0 otherwise
+  double qkv_weights = 0;  // weights from the hidden state to Q, K and V (MLA: down- and up-projections)
+  double latent_norms = 0; // MLA: the norms on the two latents
+};
+AttentionWidths attention_widths(const ModelSpec& m);
+
 }  // namespace trainsim::model

@@ -397,7 +397,7 @@ TEST(ScenarioErrors, Ranges) {
             "t.yaml:3:11: unknown model preset 'llama3-406b' (did you mean 'llama3-405b'?); known presets: gpt3-175b, "
             "llama2-7b, llama2-13b, llama2-70b, llama3-8b, llama3-70b, llama3-405b, megatron-1.7b, megatron-3.6b, "
             "megatron-7.5b, megatron-18.4b, megatron-39.1b, megatron-76.1b, megatron-145.6b, megatron-310.1b, "
-            "megatron-529.6b, megatron-1008b");
+            "megatron-529.6b, megatron-1008b, mixtral-8x7b, mixtral-8x22b, deepseek-v3");
 }
 
 TEST(ScenarioErrors, GpuCountMismatch) {

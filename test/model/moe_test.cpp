@@ -7,6 +7,7 @@
 #include "model/flops.hpp"
 #include "model/step_costs.hpp"
 #include "model/memory.hpp"
+#include "model/presets.hpp"
 #include "model/transformer.hpp"
 
 namespace trainsim::model {
@@ -177,6 +178,36 @@ TEST(Moe, StepCostsCountTheActiveFlops) {
     for (const auto& ch : st.chunks) fwd += ch.forward_flops;
   // Per micro-batch of 1 over one pipeline: the model's FLOPs for one sequence, forward.
   EXPECT_NEAR(fwd, model_flops_per_step(m, 1) / 3, 1e-6 * fwd);
+}
+
+// The presets against their publishers' totals: Mixtral 8x7B 46.7B / 12.9B (the paper's 47B /
+// 13B), 8x22B 141B / 39B (Mistral), DeepSeek-V3 671B total and 37B active (report, abstract; the
+// main model without its multi-token-prediction module), within 1%.
+TEST(Moe, PresetsHaveThePublishedSizes) {
+  const struct {
+    const char* name;
+    double total, active;
+  } rows[] = {{"mixtral-8x7b", 46.7e9, 12.9e9}, {"mixtral-8x22b", 141e9, 39e9}, {"deepseek-v3", 671e9, 37e9}};
+  for (const auto& r : rows) {
+    SCOPED_TRACE(r.name);
+    const auto m = find_model_preset(r.name);
+    ASSERT_TRUE(m.has_value());
+    const ParamCounts c = count_params(*m);
+    EXPECT_NEAR(c.total, r.total, 0.01 * r.total);
+    EXPECT_NEAR(c.active, r.active, 0.015 * r.active);
+  }
+}
+
+// DeepSeek-V3's latent attention per layer: 7168 x 1536 + 1536 x 128 x 192 (queries), 7168 x
+// (512 + 64) + 512 x 128 x 256 (keys and values), 128 x 128 x 7168 (output), the two latent norms.
+TEST(Moe, LatentAttentionParameters) {
+  const auto m = find_model_preset("deepseek-v3");
+  ASSERT_TRUE(m.has_value());
+  EXPECT_DOUBLE_EQ(count_params(*m).attention,
+                   7168.0 * 1536 + 1536.0 * 128 * 192 + 7168.0 * 576 + 512.0 * 128 * 256 + 128.0 * 128 * 7168 + 1536 + 512);
+  // The attention core: scores over 128 x 192 and values over 128 x 128, 2 s each per token.
+  const LayerFlops l = layer_forward_flops(*m, 1, true);
+  EXPECT_DOUBLE_EQ(l.attention, 2.0 * 4096 * 4096 * (128 * 192 + 128 * 128));
 }
 
 }  // namespace
