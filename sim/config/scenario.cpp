@@ -114,10 +114,10 @@ const std::vector<std::string> kTopKeys = {"version",  "name",        "model",  
 const std::vector<std::string> kModelKeys = {"preset", "layers", "hidden",          "ffn_hidden",
                                              "heads",  "kv_heads", "vocab",         "seq_len",
                                              "ffn",    "tied_embeddings", "learned_position_embedding",
-                                             "dropout", "moe", "mla"};
+                                             "dropout", "moe", "mla", "mtp_modules"};
 const std::vector<std::string> kMlaKeys = {"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"};
 const std::vector<std::string> kMoeKeys = {"experts", "top_k", "expert_ffn_hidden", "shared_experts", "first_dense_layers",
-                                           "capacity_factor"};
+                                           "capacity_factor", "max_nodes_per_token"};
 const std::vector<std::string> kClusterKeys = {"gpu",        "nodes",    "gpus_per_node", "intra_node",
                                                "inter_node", "platform", "nvlink_domain"};
 const std::vector<std::string> kGpuKeys = {"base",      "name",      "hbm",       "hbm_bandwidth",    "peak_bf16",
@@ -129,7 +129,7 @@ const std::vector<std::string> kParallelKeys = {"tp",       "pp",        "dp",  
                                                 "micro_batch", "schedule", "virtual_stages", "zero",
                                                 "recompute", "sequence_parallel", "overlap_grad_reduce", "layers_per_stage",
                                                 "defer_grad_reduce", "recompute_num_layers",
-                                                "activation_offload_layers", "sp_save_gathered", "ep_overlap"};
+                                                "activation_offload_layers", "sp_save_gathered", "ep_overlap", "recompute_modules", "ep_dispatcher"};
 const std::vector<std::string> kTrainingKeys = {"precision",    "optimizer",      "global_batch",    "steps",
                                                 "total_tokens", "offload",        "gpu_hour_price", "fp32_main_grads",
                                                 "runtime_reserve", "flash_attention", "tp_comm_overlap", "attention_kernel",
@@ -289,6 +289,7 @@ class Reader {
     if (auto f = get(b, "learned_position_embedding")) m.learned_position_embedding = detail::to_bool(*f);
 
     if (auto mb = b.block("moe", kMoeKeys)) read_moe(*mb, m, preset);
+    if (auto f = get(b, "mtp_modules")) m.mtp_modules = detail::to_int(*f, 0, 16);
     if (auto ab = b.block("mla", kMlaKeys)) {
       note_block(*ab);
       const bool had = m.is_mla();
@@ -325,6 +326,7 @@ class Reader {
     if (auto f = get(b, "shared_experts")) e.shared_experts = detail::to_int(*f, 0, int64_t{1} << 20);
     if (auto f = get(b, "first_dense_layers")) e.first_dense_layers = detail::to_int(*f, 0, kMaxCount);
     if (auto f = get(b, "capacity_factor")) e.capacity_factor = detail::to_number(*f, 0, 1000);
+    if (auto f = get(b, "max_nodes_per_token")) e.max_nodes_per_token = detail::to_int(*f, 0, int64_t{1} << 20);
     if (e.first_dense_layers >= m.layers)
       fail(at("model.moe.first_dense_layers"), "model.moe.first_dense_layers = " + str(e.first_dense_layers) +
                                                    " leaves no mixture-of-experts layer of model.layers = " + str(m.layers));
@@ -553,6 +555,8 @@ class Reader {
     if (auto f = get(b, "pp")) p.pp = detail::to_int(*f, 1, kMaxCount);
     if (auto f = get(b, "cp")) p.cp = detail::to_int(*f, 1, kMaxCount);
     if (auto f = get(b, "ep")) p.ep = detail::to_int(*f, 1, kMaxCount);
+    if (auto f = get(b, "ep_dispatcher"))
+      p.ep_dispatcher = choice(*f, {"alltoall", "deepep"}, std::vector{model::EpDispatcher::kAllToAll, model::EpDispatcher::kDeepEp});
     if (auto f = get(b, "ep_overlap"))
       p.ep_overlap = choice(*f, {"none", "shared_experts", "micro_batches"},
                             std::vector{model::EpOverlap::kNone, model::EpOverlap::kSharedExperts, model::EpOverlap::kMicroBatches});
@@ -583,6 +587,17 @@ class Reader {
     if (auto f = get(b, "activation_offload_layers")) p.activation_offload_layers = detail::to_int(*f, 0, 1 << 20);
     if (auto f = get(b, "sp_save_gathered")) p.sp_save_gathered = detail::to_bool(*f);
     layer_items_.clear();
+    if (auto f = get(b, "recompute_modules")) {
+      if (!f->node.IsSequence())
+        fail(f->value_at, "parallelism.recompute_modules must be a list of mla_up_proj, layernorm, moe_act, got " + describe(f->node));
+      for (size_t i = 0; i < f->node.size(); ++i) {
+        const YAML::Node item = f->node[i];
+        const SourceLocation loc = locs_.value(f->path, item);
+        const Field field{f->path + "[" + std::to_string(i) + "]", item, loc, loc};
+        const size_t k = detail::to_choice(field, {"mla_up_proj", "layernorm", "moe_act"});
+        (k == 0 ? p.recompute_mla_up_proj : k == 1 ? p.recompute_layernorm : p.recompute_moe_act) = true;
+      }
+    }
     if (auto f = get(b, "layers_per_stage")) {
       p.layers_per_chunk.clear();
       if (!f->node.IsSequence() || f->node.size() == 0)

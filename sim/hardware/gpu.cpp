@@ -10,13 +10,18 @@ constexpr double kGB = 1e9;
 
 // Sources: ../shared/reference/hardware.yaml, entry gpus.<id> named on each row.
 // NVLink "per GPU" figures there are bidirectional totals; we store per direction (half).
-const std::array<GpuSpec, 8> kCatalog = {{
+const std::array<GpuSpec, 9> kCatalog = {{
     // gpus.A100-SXM4-40GB: 312 TF dense bf16/fp16, TF32 156, 40 GB, 1555 GB/s, NVLink3 600 GB/s total.
     {"a100-40gb", 40 * kGB, 1555 * kGB, 156 * kT, 312 * kT, 312 * kT, 0, 300 * kGB, 32 * kGB, "a100-40gb"},
     // gpus.A100-SXM4-80GB: 312 TF, 80 GB, 2039 GB/s, 600 GB/s NVLink total.
     {"a100-80gb", 80 * kGB, 2039 * kGB, 156 * kT, 312 * kT, 312 * kT, 0, 300 * kGB, 32 * kGB, "a100-80gb"},
     // gpus.H100-SXM5-80GB: 989.4 TF bf16, 1978.9 fp8, TF32 494.7, 80 GB, 3350 GB/s, 900 GB/s NVLink total, Gen5 64+64.
     {"h100-sxm", 80 * kGB, 3350 * kGB, 494.7 * kT, 989.4 * kT, 989.4 * kT, 1978.9 * kT, 450 * kGB, 64 * kGB, "h100-sxm"},
+    // H800 SXM: the H100 SXM die, memory and PCIe with NVLink cut to 400 GB/s both ways (200 a
+    // direction): NVIDIA's H800 figures, read in secondary copies of its datasheet (unverified
+    // here); DeepSeek-V3's report (arXiv 2412.19437, Sec. 3.2.2) measures "NVLink ... 160 GB/s,
+    // roughly 3.2 times that of IB (50 GB/s)". The H100 SXM's kernel tables and driver capacity apply.
+    {"h800", 80 * kGB, 3350 * kGB, 494.7 * kT, 989.4 * kT, 989.4 * kT, 1978.9 * kT, 200 * kGB, 64 * kGB, "h100-sxm"},
     // H100 PCIe (NVIDIA datasheet figures; not in hardware.yaml: unverified here): 756 TF bf16,
     // 1513 fp8, 80 GB HBM2e 2000 GB/s, PCIe Gen5 only (NVLink bridge pairs ignored).
     {"h100-pcie", 80 * kGB, 2000 * kGB, 378 * kT, 756 * kT, 756 * kT, 1513 * kT, 0, 64 * kGB, "h100-pcie"},

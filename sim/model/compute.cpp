@@ -317,8 +317,26 @@ LayerTime layer_time(const ModelSpec& model, const ParallelSpec& par, const Trai
     routed_mem = 2 * 2 * routed + (swiglu ? kSwigluBytes : kGeluBytes) * k * tokens * fe / t;  // permute + unpermute (read, write)
     // Dispatch and combine: each GPU's routed tokens (top_k copies of its tokens' hidden states) to
     // the ep ranks holding their experts and back, ranks tp x cp apart (Megatron-Core's order
-    // tp-cp-ep-dp): model::all_to_all_time_s.
-    a2a = all_to_all_time_s(cluster, par.ep, par.tp * par.cp, routed);
+    // tp-cp-ep-dp): model::all_to_all_time_s. DeepEP: each token crosses to each other node holding
+    // one of its experts once (the expected number of distinct nodes among top_k uniform picks over
+    // the group's nodes, capped by node-limited routing), then NVLink carries its top_k copies; in
+    // fp8 the dispatch is fp8, the combine bf16 (the mean of the two per all-to-all).
+    if (par.ep_dispatcher == EpDispatcher::kAllToAll) {
+      a2a = all_to_all_time_s(cluster, par.ep, par.tp * par.cp, routed);
+    } else {
+      const int64_t stride = par.tp * par.cp;
+      const int64_t in_node = std::clamp<int64_t>(cluster.gpus_per_node / std::max<int64_t>(stride, 1), 1, par.ep);
+      const double nodes = d(par.ep) / d(in_node);
+      double distinct = nodes * (1 - std::pow(1 - 1 / nodes, k));
+      if (model.moe.max_nodes_per_token > 0) distinct = std::min(distinct, d(model.moe.max_nodes_per_token));
+      const double bytes = prec == Precision::kFp8 ? 1.5 : activation_bytes_per_value(prec);  // fp8 dispatch, bf16 combine
+      const double ib = tokens * h * bytes * distinct * (nodes - 1) / nodes;
+      const double nvlink = k * tokens * h * bytes * d(in_node - 1) / d(in_node);
+      const CollectiveCostData& cd = collective_cost_data();
+      const double t_ib = nodes > 1 ? cd.base_latency_s + cd.net_hop_s + ib / (hardware::inter_gpu_Bps(cluster) * cd.all_to_all_net) : 0;
+      const double t_nv = in_node > 1 ? cd.base_latency_s + cd.nvlink_hop_s + nvlink / (hardware::pair_Bps(cluster) * cd.all_to_all_nvlink) : 0;
+      a2a = std::max(t_ib, t_nv);
+    }
   }
 
   // Attention core: counted 4 b s^2 h / (t cp) forward (flops.hpp convention).
@@ -375,6 +393,11 @@ LayerTime layer_time(const ModelSpec& model, const ParallelSpec& par, const Trai
         ep_bwd = std::max(0.0, 2 * a2a - own_bwd);
         break;
     }
+    // The hidden part still holds SMs the compute beside it loses (comm_sm_tax_s).
+    if (par.ep_overlap != EpOverlap::kNone) {
+      ep_fwd += comm_sm_tax_s(2 * a2a - ep_fwd, gpu);
+      ep_bwd += comm_sm_tax_s(2 * a2a - ep_bwd, gpu);
+    }
   }
   gemm_fwd += expert_fwd;
   gemm_bwd += expert_bwd;
@@ -427,10 +450,21 @@ LayerTime layer_time(const ModelSpec& model, const ParallelSpec& par, const Trai
     cp_bwd = 2 * first + std::max(0.0, 2 * (ag - first) - attention_bwd);  // K/V and their gradients
   }
 
+  // Recompute modules: their forward work again in the backward, every layer.
+  double modules = 0;
+  if (par.recompute_layernorm) modules += memory_time_s(gpu, 2 * kNormBytes * e_norm, c);
+  if (par.recompute_mla_up_proj && model.is_mla()) {
+    const double ql = d(model.mla.q_lora_rank), kl = d(model.mla.kv_lora_rank);
+    const double up = (ql > 0 ? ql * aw.q : 0) + kl * d(model.heads) * d(model.mla.qk_nope_head_dim + model.mla.v_head_dim);
+    modules += fwd_gemm[0] * up / aw.qkv_weights;
+  }
+  if (par.recompute_moe_act && experts)
+    modules += memory_time_s(gpu, (swiglu ? kSwigluBytes : kGeluBytes) * d(model.moe.top_k + model.moe.shared_experts) * tokens *
+                                      d(model.moe.expert_ffn_hidden) / t, c);
   LayerTime lt;
   lt.attention_forward_s = attention_fwd;
   lt.forward_s = gemm_fwd + attention_fwd + mem_fwd + tp_fwd + cp_fwd + ep_fwd;
-  lt.backward_s = gemm_bwd + attention_bwd + mem_bwd + tp_bwd + cp_bwd + ep_bwd;
+  lt.backward_s = gemm_bwd + attention_bwd + mem_bwd + tp_bwd + cp_bwd + ep_bwd + modules;
   lt.tp_comm_s = tp_fwd + tp_bwd + cp_fwd + cp_bwd + ep_fwd + ep_bwd;
   lt.ep_comm_s = ep_fwd + ep_bwd;
   switch (par.recompute) {

@@ -105,6 +105,16 @@ LayerTerms layer_terms(const ModelSpec& m, const ParallelSpec& par, const Traini
   // the SDPA kernels, reduce_scatter; "recompute every other mm"): per block its input, the
   // outputs of wq, wv, w1 (gelu: fc1) and w2, and the fused attention's output and logsumexp
   // ([A]). The block input and w2's output are [R]-like (split under SP), the rest [S].
+  // Megatron-Core's recompute modules: what each no longer keeps.
+  if (par.recompute_layernorm) {
+    t.replicated -= t.gemm_inputs;
+    t.gemm_inputs = 0;
+  }
+  if (par.recompute_mla_up_proj && m.is_mla()) t.split -= e * s * b * (attention_widths(m).q + attention_widths(m).k + attention_widths(m).v);
+  if (par.recompute_moe_act && moe && m.is_moe()) {
+    const double sbfe = s * b * static_cast<double>(m.moe.expert_ffn_hidden);
+    t.split -= static_cast<double>(m.moe.top_k + m.moe.shared_experts) * gemm_in * sbfe;  // the down-projection inputs
+  }
   t.op_replicated = 2 * e * sbh;
   t.op_split = (e + e * g + e) * sbh + e * sbf;
   t.input = e * sbh;
@@ -310,7 +320,11 @@ std::vector<MemoryBreakdown> stages_memory(const ModelSpec& m, const ParallelSpe
     double params = (lr - lm) * layer_params + lm * moe_common_params;
     if (first) params += embedding_params;
     if (last) params += output_params;
-    const double expert_params = lm * moe_expert_params;
+    // Multi-token prediction modules on the last stage: a layer each (with experts when the model
+    // has them), a 2h x h projection; their activations and logits like the main model's.
+    const double mtp = last ? static_cast<double>(m.mtp_modules) : 0;
+    if (mtp > 0) params += mtp * ((m.is_moe() ? moe_common_params : layer_params) + 2 * static_cast<double>(m.hidden) * static_cast<double>(m.hidden) / t);
+    const double expert_params = (lm + (m.is_moe() ? mtp : 0)) * moe_expert_params;
     // Per layer on this stage, dense and mixture-of-experts layers averaged.
     const double per_layer = lr > 0 ? ((lr - lm) * dense_per_layer + lm * moe_per_layer) / lr : dense_per_layer;
     const double full_layer = lr > 0 ? ((lr - lm) * dense_full_layer + lm * moe_full_layer) / lr : dense_full_layer;
@@ -356,7 +370,8 @@ std::vector<MemoryBreakdown> stages_memory(const ModelSpec& m, const ParallelSpe
       mb.activations -= mb.offloaded_activation_bytes - std::min(off, 2.0) * per_layer;
     }
     if (first) mb.activations += mb.in_flight_micro_batches * embedding_act;
-    if (last) mb.activations += (par.schedule == Schedule::kGpipe ? static_cast<double>(micro_batches) : 1.0) * output_act;
+    if (last) mb.activations += (par.schedule == Schedule::kGpipe ? static_cast<double>(micro_batches) : 1.0) * output_act * (1 + mtp);
+    if (mtp > 0) mb.activations += mb.in_flight_micro_batches * mtp * (m.is_moe() ? moe_per_layer : dense_per_layer);
 
     // Deferred reduction (ParallelSpec::defer_grad_reduce): every parameter of the rank keeps its
     // unsharded 16-bit copy and an unsharded gradient accumulator in the reduce precision until the

@@ -94,6 +94,7 @@ std::optional<ModelSpec> find_model_preset(std::string_view name) {
         m.moe = e.moe;
         m.mla = e.mla;
       }
+    if (name == "deepseek-v3") m.mtp_modules = 1;  // Sec. 4.2: "the MTP depth D is set to 1"
     return m;
   }
   return std::nullopt;

@@ -18,6 +18,11 @@ enum class Recompute { kNone, kSelective, kSelectiveOp, kFull };
 enum class Precision { kFp32, kFp16, kBf16, kFp8 };
 enum class Optimizer { kAdam, kSgd };
 enum class Offload { kNone, kCpu, kNvme };
+// How tokens reach their experts: NCCL all-to-all (one copy per expert rank, Megatron-Core's
+// alltoall dispatcher) or DeepEP (deepseek-ai/DeepEP normal kernels: a token crosses InfiniBand once
+// per destination node and is forwarded to that node's expert GPUs over NVLink; fp8 dispatch when
+// training in fp8, bf16 combine).
+enum class EpDispatcher { kAllToAll, kDeepEp };
 // How the expert-parallel all-to-alls overlap compute: not at all (Megatron-Core's default), under
 // the shared experts' GEMMs (--moe-shared-expert-overlap), or under another micro-batch's compute
 // (DeepSeek-V3's DualPipe: a forward and a backward chunk paired, each one's all-to-all under the
@@ -37,6 +42,9 @@ struct MoeSpec {
   // Tokens an expert takes at most, as a multiple of its even share (top_k x tokens / experts);
   // the rest are dropped. 0 = dropless (every routed token is computed).
   double capacity_factor = 0;
+  // Node-limited routing: a token's experts on at most this many nodes of its expert-parallel
+  // group (DeepSeek-V3: 4); 0 = any.
+  int64_t max_nodes_per_token = 0;
 };
 
 // Multi-head latent attention (DeepSeek-V2/V3): queries from a q_lora_rank latent (0 = straight
@@ -70,6 +78,11 @@ struct ModelSpec {
   std::optional<bool> dropout;
   MoeSpec moe;
   MlaSpec mla;
+  // Multi-token prediction modules (DeepSeek-V3, report Sec. 2.2): each predicts one more token
+  // with one more transformer layer (the model's mixture-of-experts kind), a 2h x h projection and
+  // the shared output head and loss, on the last pipeline stage. Not counted in model FLOPs or
+  // parameters (the published 671B / 37B exclude them); they cost time and memory.
+  int64_t mtp_modules = 0;
   bool is_moe() const { return moe.experts > 0; }
   bool is_mla() const { return mla.kv_lora_rank > 0; }
   // Whether layer `i` (0-based) has the mixture-of-experts FFN.
@@ -87,6 +100,15 @@ struct ParallelSpec {
   // parallelism is dp x cp / ep). 1 = every rank holds every expert.
   int64_t ep = 1;
   EpOverlap ep_overlap = EpOverlap::kNone;
+  EpDispatcher ep_dispatcher = EpDispatcher::kAllToAll;
+  // Megatron-Core's --recompute-modules (parallelism.recompute_modules), each re-run in the
+  // backward instead of keeping its output: the MLA up-projections (Q, K, V rebuilt from the
+  // latents), the norms (their outputs, the GEMM inputs, rebuilt from their inputs), the experts'
+  // activation function (SwiGLU/GeLU output, the down-projection input, rebuilt from its input).
+  // DeepSeek-V3 (report Sec. 3.2.3) recomputes the first two and caches the SwiGLU input only.
+  bool recompute_mla_up_proj = false;
+  bool recompute_layernorm = false;
+  bool recompute_moe_act = false;
   int64_t micro_batch = 1;     // sequences per micro-batch
   Schedule schedule = Schedule::k1F1B;
   int64_t virtual_stages = 1;  // chunks per pipeline rank (interleaved only)

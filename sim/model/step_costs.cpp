@@ -125,6 +125,18 @@ StepCosts compute_step_costs(const ModelSpec& model, const ParallelSpec& par, co
       // embedding (Megatron), synchronised with the first.
       const double out = model.tied_embeddings ? (chunks > 1 ? params.embedding : 0) : params.output;
       chunk.param_count += (out + params.final_norm) / d(par.tp);
+      // Multi-token prediction: per module one more layer (with experts when the model has them),
+      // its 2h x h projection, and the output head and loss again.
+      if (model.mtp_modules > 0) {
+        const double k = d(model.mtp_modules);
+        const LayerTime& l = moe ? moe_layer : layer;
+        const double tokens = d(par.micro_batch) * d(model.seq_len) / d(par.cp);
+        const double proj = gemm_time_s(cluster.gpu, train.precision, tokens, d(model.hidden), 2 * d(model.hidden) / d(par.tp), cal);
+        chunk.forward_s += k * (l.forward_s + proj + output.forward_s);
+        chunk.backward_s += k * (l.backward_s + 2 * proj + output.backward_s);
+        chunk.tp_comm_s += k * (l.tp_comm_s + output.tp_comm_s);
+        chunk.param_count += k * ((moe ? moe_layer_params : params.per_layer / d(par.tp)) + 2 * d(model.hidden) * d(model.hidden) / d(par.tp));
+      }
     }
     chunk.activation_bytes = chunk.has_output ? 0 : activation_bytes;
     costs.stages[static_cast<size_t>(c % par.pp)].chunks.push_back(chunk);

@@ -344,9 +344,9 @@ TEST(ScenarioErrors, NonFiniteAndHugeValues) {
 TEST(ScenarioErrors, GpuCatalog) {
   EXPECT_EQ(error_of(with("  gpu: h100-sxm", "  gpu: h100-sx")),
             "t.yaml:9:8: unknown GPU 'h100-sx' (did you mean 'h100-sxm'?); known GPUs: a100-40gb, a100-80gb, h100-sxm, "
-            "h100-pcie, h200, b200, gb200, mi300x");
+            "h800, h100-pcie, h200, b200, gb200, mi300x");
   EXPECT_EQ(error_of(with("  gpu: h100-sxm", "  gpu: tpu")),
-            "t.yaml:9:8: unknown GPU 'tpu'; known GPUs: a100-40gb, a100-80gb, h100-sxm, h100-pcie, h200, b200, gb200, mi300x");
+            "t.yaml:9:8: unknown GPU 'tpu'; known GPUs: a100-40gb, a100-80gb, h100-sxm, h800, h100-pcie, h200, b200, gb200, mi300x");
   EXPECT_EQ(error_of(with("  gpu: h100-sxm", "  gpu: a100-80gb") + "  precision: fp8\n"),
             "t.yaml:18:14: training.precision: GPU 'a100-80gb' has no fp8 peak");
   EXPECT_EQ(error_of(with("  gpu: h100-sxm", "  gpu: h100-pcie\n  intra_node: {fabric: nvswitch}")),
@@ -808,6 +808,10 @@ TEST(ScenarioErrors, MixtureOfExperts) {
   EXPECT_EQ(error_of(with("  seq_len: 2048", "  seq_len: 2048\n  moe: {experts: 8, expert_ffn_hidden: 1024, first_dense_layers: 24}")),
             "t.yaml:8:66: model.moe.first_dense_layers = 24 leaves no mixture-of-experts layer of model.layers = 24");
   EXPECT_EQ(error_of(with("  seq_len: 2048", "  seq_len: 2048\n  moe: {top_k: 2}")), "t.yaml:8:3: missing key 'experts' in model.moe");
+  EXPECT_EQ(error_of(with("  dp: 4", "  dp: 4\n  ep_dispatcher: nccl")),
+            "t.yaml:16:18: parallelism.ep_dispatcher must be one of alltoall, deepep, got 'nccl'");
+  EXPECT_EQ(error_of(with("  dp: 4", "  dp: 4\n  recompute_modules: [mla_up_proj, mlp]")),
+            "t.yaml:16:36: parallelism.recompute_modules[1] must be one of mla_up_proj, layernorm, moe_act, got 'mlp'");
 }
 
 }  // namespace
