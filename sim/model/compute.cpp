@@ -342,7 +342,7 @@ LayerTime layer_time(const ModelSpec& model, const ParallelSpec& par, const Trai
   // Attention core: counted 4 b s^2 h / (t cp) forward (flops.hpp convention).
   const Precision aprec = attention_precision(prec);
   const double attention_counted =
-      2 * d(par.micro_batch) * d(model.seq_len) * d(model.seq_len) * (aw.q + aw.v) / (t * d(par.cp));  // 4 b s^2 h without MLA
+      2 * d(par.micro_batch) * d(model.seq_len) * d(model.seq_len) * (aw.q + aw.out) / (t * d(par.cp));  // 4 b s^2 h without MLA
   double attention_fwd = 0, attention_bwd = 0;
   if (train.flash_attention) {
     // Fused and causal: half of the counted work is executed (the FlashAttention papers' convention

@@ -20,7 +20,7 @@ LayerFlops layer_forward_flops(const ModelSpec& m, int64_t micro_batch, bool moe
     // Latent attention: its projections, and scores over the query/key width, values over theirs.
     const AttentionWidths w = attention_widths(m);
     l.qkv = 2 * tokens * w.qkv_weights;
-    l.attention = 2 * tokens * d(m.seq_len) * (w.q + w.v);
+    l.attention = 2 * tokens * d(m.seq_len) * (w.q + w.out);
     l.out_proj = 2 * tokens * w.out * h;
   }
   l.mlp = (m.ffn == Ffn::kSwiglu ? 3 : 2) * 2 * tokens * h * f;

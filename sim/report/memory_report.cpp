@@ -49,6 +49,7 @@ double total_bytes(const hardware::ClusterSpec& c, const model::ModelSpec& m, co
 // False when dp does not allow it (then no suggestion: pasted, it would not load).
 bool regroup(model::ParallelSpec& p, int64_t factor) {
   if (p.dp % factor != 0) return false;
+  if ((p.dp / factor * p.cp) % std::max<int64_t>(p.ep, 1) != 0) return false;  // expert parallelism lives in dp x cp
   p.dp /= factor;
   return true;
 }
@@ -181,6 +182,7 @@ std::vector<MemorySuggestion> suggest(const MemoryPlan& plan, const config::Scen
     model::ParallelSpec p = par;
     p.tp *= factor;
     if (m.heads % p.tp != 0 || kv % p.tp != 0 || m.hidden % p.tp != 0 || m.ffn_hidden % p.tp != 0) break;
+    if (m.is_moe() && m.moe.expert_ffn_hidden % p.tp != 0) break;
     if (!regroup(p, factor)) break;
     const std::string note = "dp=" + std::to_string(p.dp) + ", same " + std::to_string(p.gpus()) + " GPUs";
     if (!interleave_ok(p, train)) continue;
