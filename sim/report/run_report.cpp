@@ -169,6 +169,7 @@ RunSummary summarize(const config::Scenario& sc, const model::StepCosts& costs, 
   s.savings = model::counterfactual_savings(sc.model, sc.parallel, sc.training, sc.cluster);
   s.gpus = sc.cluster.gpus();
   s.params = model::count_params(sc.model).total;
+  s.expert_parallel = sc.model.is_moe() && sc.parallel.ep > 1;
   s.memory = model::memory_per_gpu(sc.model, sc.parallel, sc.training, sc.cluster);
   s.capacity_bytes = model::usable_capacity_bytes(sc.cluster.gpu);
   std::vector<double> times;
@@ -373,7 +374,7 @@ std::string console_table(const RunSummary& s) {
     o << buf;
   };
   part("compute", s.compute_s);
-  part("TP/CP communication", s.tp_comm_s);
+  part(s.expert_parallel ? "TP/CP/EP communication" : "TP/CP communication", s.tp_comm_s);
   part("exposed DP/PP comm", s.exposed_comm_s);
   part("pipeline bubble", s.bubble_s);
   part("optimizer", s.optimizer_s);

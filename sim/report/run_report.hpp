@@ -58,6 +58,7 @@ struct RunSummary {
   std::string name;
   int64_t gpus = 0;
   double params = 0;
+  bool expert_parallel = false;  // a mixture-of-experts model split over ep > 1: tp_comm_s holds its all-to-alls too
   model::MemoryBreakdown memory;
   double capacity_bytes = 0;
   Stats step_time;
