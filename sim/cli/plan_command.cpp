@@ -14,6 +14,7 @@
 
 #include "cli/batch.hpp"
 #include "cli/mpi_batch.hpp"
+#include "cli/progress.hpp"
 #include "cli/run_command.hpp"
 #include "cli/sweep_command.hpp"
 #include "config/scenario.hpp"
@@ -156,27 +157,6 @@ struct Counts {
   int64_t enumerated = 0, invalid = 0, too_large = 0, costed = 0;
 };
 
-// Progress of the enumeration on stderr, at most every half second.
-class Progress {
- public:
-  explicit Progress(bool on) : on_(on), start_(Clock::now()), last_(start_) {}
-  void tick(const std::string& what, int64_t done, int64_t total) {
-    if (!on_) return;
-    const auto now = Clock::now();
-    if (now - last_ < std::chrono::milliseconds(500) && done < total) return;
-    last_ = now;
-    const double s = std::chrono::duration<double>(now - start_).count();
-    const double rate = s > 0 ? static_cast<double>(done) / s : 0;
-    std::fprintf(stderr, "\r  %s: %lld/%lld structures (%.0f/s, ETA %.0f s)   ", what.c_str(), static_cast<long long>(done),
-                 static_cast<long long>(total), rate, rate > 0 ? static_cast<double>(total - done) / rate : 0);
-    if (done >= total) std::fprintf(stderr, "\n");
-  }
-
- private:
-  bool on_;
-  Clock::time_point start_, last_;
-};
-
 // Every layout of `gpus` GPUs: the structure (tp, cp, pp, dp, micro-batch, schedule and chunks,
 // sequence parallelism) checked by the loader itself; for each valid structure the memory-saving
 // choices (recompute, ZeRO stage, optimizer offload), which the loader checks against nothing
@@ -218,11 +198,10 @@ std::vector<Costed> enumerate_and_cost(const std::string& text, const PlanOption
   const std::vector<model::Recompute> recomputes = {model::Recompute::kNone, model::Recompute::kSelective, model::Recompute::kFull};
   const Layout written = layout_of(base);
   std::vector<Costed> out;
-  Progress progress(!opt.quiet);
-  const std::string label = "costing " + str(gpus) + " GPUs";
+  Progress progress(!opt.quiet, "costing layouts on " + str(gpus) + " GPUs: structure", "structures");
   int64_t done = 0;
   for (const auto& st : structures) {
-    progress.tick(label, done++, static_cast<int64_t>(structures.size()));
+    progress.update(done++, static_cast<int64_t>(structures.size()));
     const int64_t knobs = static_cast<int64_t>(recomputes.size()) * (st.l.dp > 1 ? 4 : 1) * 2;
     counts.enumerated += knobs;
     config::Scenario sc;
@@ -256,7 +235,7 @@ std::vector<Costed> enumerate_and_cost(const std::string& text, const PlanOption
           out.push_back({l, model::estimate_step(sc.model, par, train, sc.cluster).step_s, bytes, same(l, written) && nodes == 0});
         }
   }
-  progress.tick(label, done, static_cast<int64_t>(structures.size()));
+  progress.update(done, static_cast<int64_t>(structures.size()));
   return out;
 }
 
@@ -415,17 +394,11 @@ int plan_command(const PlanOptions& options, const char* argv0) {
     w.steps = opt.steps;
     jobs.push_back(make_job(w));
   }
+  Progress simulated(!opt.quiet, "simulated layout", "layouts");
   size_t finished = 0;
-  const auto t1 = Clock::now();
   const auto results = run_batch(self_exe(argv0), jobs, opt.jobs, [&](size_t, const JobResult&) {
-    ++finished;
-    if (!opt.quiet) {
-      const double s = std::chrono::duration<double>(Clock::now() - t1).count();
-      std::fprintf(stderr, "\r  simulated %zu/%zu (%.1f s, ETA %.0f s)   ", finished, jobs.size(), s,
-                   s / static_cast<double>(finished) * static_cast<double>(jobs.size() - finished));
-    }
+    simulated.update(static_cast<int64_t>(++finished), static_cast<int64_t>(jobs.size()));
   });
-  if (!opt.quiet) std::fprintf(stderr, "\n");
   if (!world.reports()) return 0;
   for (size_t i = 0; i < sims.size(); ++i) {
     auto& s = sims[i];

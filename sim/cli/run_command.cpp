@@ -9,6 +9,7 @@
 #include <string>
 
 #include "cli/advice.hpp"
+#include "cli/progress.hpp"
 #include "config/limits.hpp"
 #include "engine/step_engine.hpp"
 #include "model/memory.hpp"
@@ -30,35 +31,6 @@ extern "C" void on_stop_signal(int signo) {
   g_interrupted = signo;
   std::signal(signo, SIG_DFL);
 }
-
-// Steps done, rate and ETA on stderr: in place on a terminal, a line every 5 s otherwise.
-class Progress {
- public:
-  explicit Progress(bool enabled) : enabled_(enabled), tty_(::isatty(2) != 0), start_(Clock::now()), last_(start_) {}
-  void update(int64_t done, int64_t total) {
-    if (!enabled_) return;
-    const auto now = Clock::now();
-    const double since = std::chrono::duration<double>(now - last_).count();
-    if (done < total && since < (tty_ ? 0.25 : 5.0)) return;
-    last_ = now;
-    const double elapsed = std::chrono::duration<double>(now - start_).count();
-    const double rate = elapsed > 0 ? static_cast<double>(done) / elapsed : 0;
-    const double eta = rate > 0 ? static_cast<double>(total - done) / rate : 0;
-    // The last line says how long it took; the others how long is left.
-    const std::string when = done < total ? "ETA " + util::format_duration(eta) : "done in " + util::format_duration(elapsed);
-    std::fprintf(stderr, "%s  step %lld/%lld (%3.0f%%)  %.1f steps/s  %s%s", tty_ ? "\r" : "",
-                 static_cast<long long>(done), static_cast<long long>(total), 100.0 * static_cast<double>(done) / static_cast<double>(total),
-                 rate, when.c_str(), tty_ ? "   " : "\n");
-    if (tty_ && done == total) std::fprintf(stderr, "\n");
-    std::fflush(stderr);
-  }
-
- private:
-  using Clock = std::chrono::steady_clock;
-  bool enabled_;
-  bool tty_;
-  Clock::time_point start_, last_;
-};
 
 }  // namespace
 
@@ -133,7 +105,7 @@ Outcome simulate_scenario(const config::Scenario& scenario, const SimulateOption
   eo.fidelity = options.fidelity;
   eo.trace_steps = options.trace_steps;
   eo.replicate = options.replicate;
-  Progress progress(options.progress);
+  Progress progress(options.progress, "step", "steps");
   eo.on_step = [&progress](int64_t done, int64_t total) { progress.update(done, total); };
   if (options.handle_sigint) {
     g_interrupted = 0;
