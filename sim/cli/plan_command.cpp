@@ -36,6 +36,7 @@ std::string str(int64_t v) { return std::to_string(v); }
 // One way to lay the model out on a cluster size.
 struct Layout {
   int64_t tp = 1, cp = 1, pp = 1, dp = 1, mb = 1, v = 1;
+  int64_t ep = 1;  // expert parallelism (mixture-of-experts models)
   model::Schedule schedule = model::Schedule::k1F1B;
   model::Recompute recompute = model::Recompute::kNone;
   int zero = 0;
@@ -56,6 +57,7 @@ std::vector<std::string> layout_sets(const Layout& l, const config::Scenario& ba
   if (l.cp != b.cp) s.push_back("parallelism.cp=" + str(l.cp));
   if (l.pp != b.pp) s.push_back("parallelism.pp=" + str(l.pp));
   if (l.dp != b.dp || nodes > 0) s.push_back("parallelism.dp=" + str(l.dp));
+  if (l.ep != b.ep) s.push_back("parallelism.ep=" + str(l.ep));
   if (l.mb != b.mb) s.push_back("parallelism.micro_batch=" + str(l.mb));
   if (l.schedule != b.schedule || l.v != b.v) {
     s.push_back("parallelism.schedule=" + std::string(model::to_string(l.schedule)));
@@ -76,12 +78,13 @@ std::vector<std::string> layout_sets(const Layout& l, const config::Scenario& ba
 
 Layout layout_of(const config::Scenario& sc) {
   const auto& p = sc.parallel;
-  return {p.tp, p.cp, p.pp, p.dp, p.micro_batch, p.virtual_stages, p.schedule, p.recompute, p.zero, p.sequence_parallel,
+  return {p.tp, p.cp, p.pp, p.dp, p.micro_batch, p.virtual_stages, p.ep, p.schedule, p.recompute, p.zero, p.sequence_parallel,
           sc.training.offload == model::Offload::kCpu};
 }
 
 bool same(const Layout& a, const Layout& b) {
-  return a.tp == b.tp && a.cp == b.cp && a.pp == b.pp && a.dp == b.dp && a.mb == b.mb && a.v == b.v && a.schedule == b.schedule &&
+  return a.tp == b.tp && a.cp == b.cp && a.pp == b.pp && a.dp == b.dp && a.mb == b.mb && a.v == b.v && a.ep == b.ep &&
+         a.schedule == b.schedule &&
          a.recompute == b.recompute && a.zero == b.zero && a.sp == b.sp && a.offload == b.offload;
 }
 
@@ -90,6 +93,7 @@ std::string describe(const Layout& l) {
   if (l.schedule == model::Schedule::kInterleaved) s += " x " + str(l.v) + " chunks";
   s += ", dp " + str(l.dp);
   if (l.cp > 1) s += ", cp " + str(l.cp);
+  if (l.ep > 1) s += ", ep " + str(l.ep);
   s += ", mb " + str(l.mb);
   if (l.pp > 1 && l.schedule != model::Schedule::kInterleaved) s += ", " + std::string(model::to_string(l.schedule));
   s += ", recompute " + std::string(model::to_string(l.recompute));
@@ -111,6 +115,7 @@ std::string difference(const Layout& l, const Layout& best) {
   add("pp", str(l.pp), str(best.pp));
   add("chunks", str(l.v), str(best.v));
   add("dp", str(l.dp), str(best.dp));
+  add("ep", str(l.ep), str(best.ep));
   add("mb", str(l.mb), str(best.mb));
   add("schedule", model::to_string(l.schedule), model::to_string(best.schedule));
   add("recompute", model::to_string(l.recompute), model::to_string(best.recompute));
@@ -128,6 +133,7 @@ nlohmann::json layout_json(const Layout& l) {
           {"micro_batch", l.mb},
           {"schedule", model::to_string(l.schedule)},
           {"virtual_stages", l.v},
+          {"ep", l.ep},
           {"recompute", model::to_string(l.recompute)},
           {"zero", l.zero},
           {"sequence_parallel", l.sp},
@@ -187,11 +193,14 @@ std::vector<Costed> enumerate_and_cost(const std::string& text, const PlanOption
           if (pp > 1)
             for (int64_t v = 2; v <= 16; v *= 2) schedules.push_back({model::Schedule::kInterleaved, v});
           for (const auto& [schedule, v] : schedules)
-            for (bool sp : tp > 1 ? std::vector<bool>{true, false} : std::vector<bool>{false}) {
-              Layout l;
-              l.tp = tp, l.cp = cp, l.pp = pp, l.dp = dp, l.mb = mb, l.schedule = schedule, l.v = v, l.sp = sp;
-              structures.push_back({l});
-            }
+            for (bool sp : tp > 1 ? std::vector<bool>{true, false} : std::vector<bool>{false})
+              // Expert parallelism: each divisor of the experts that divides dp x cp (1 for a dense model).
+              for (int64_t ep : m.is_moe() ? divisors(m.moe.experts) : std::vector<int64_t>{1}) {
+                if ((dp * cp) % ep != 0) continue;
+                Layout l;
+                l.tp = tp, l.cp = cp, l.pp = pp, l.dp = dp, l.mb = mb, l.schedule = schedule, l.v = v, l.sp = sp, l.ep = ep;
+                structures.push_back({l});
+              }
         }
       }
     }
