@@ -304,7 +304,18 @@ LayerTime layer_time(const ModelSpec& model, const ParallelSpec& par, const Trai
   if (experts) {
     const double e_total = d(model.moe.experts), k = d(model.moe.top_k);
     const double local = e_total / d(par.ep);
-    const double rows = k * tokens * d(par.ep) / e_total;
+    // The slowest rank gates the layer: with top_k picks of tokens x ep tokens spread at random over
+    // the ep ranks, a rank's routed rows are binomial (mean top_k x tokens, sd sqrt(mean (1 - 1/ep)));
+    // the most loaded of ep ranks sits about sqrt(2 ln ep) sd above the mean (the normal maximum's
+    // leading term). That is the floor of routing imbalance, a router whose balancing (auxiliary loss
+    // or bias) leaves it uniform; a capacity factor caps it (tokens beyond are dropped).
+    double imbalance = 1;
+    if (par.ep > 1) {
+      const double mean = k * tokens;
+      imbalance = 1 + std::sqrt(2 * std::log(d(par.ep))) * std::sqrt(mean * (1 - 1 / d(par.ep))) / mean;
+      if (model.moe.capacity_factor > 0) imbalance = std::min(imbalance, model.moe.capacity_factor);
+    }
+    const double rows = imbalance * k * tokens * d(par.ep) / e_total;
     const double fe = d(model.moe.expert_ffn_hidden);
     const double eshapes[2][3] = {{rows, (swiglu ? 2 * fe : fe) / t, h}, {rows, h, fe / t}};
     for (const auto& s : eshapes) {

@@ -40,7 +40,8 @@ struct MoeSpec {
   int64_t shared_experts = 0;
   int64_t first_dense_layers = 0;
   // Tokens an expert takes at most, as a multiple of its even share (top_k x tokens / experts);
-  // the rest are dropped. 0 = dropless (every routed token is computed).
+  // the rest are dropped. 0 = dropless (every routed token is computed). Caps the routing
+  // imbalance the slowest expert rank sees (model/compute.cpp).
   double capacity_factor = 0;
   // Node-limited routing: a token's experts on at most this many nodes of its expert-parallel
   // group (DeepSeek-V3: 4); 0 = any.

@@ -235,5 +235,29 @@ TEST(Moe, DeepEpSendsATokenOncePerNode) {
   EXPECT_GT(deepep, 0.40 * nccl);  // 4 of 8 copies, plus latency and the NVLink forwarding beside it
 }
 
+// Routing imbalance: the slowest of the ep ranks gates the layer. With uniform random routing its
+// load is about sqrt(2 ln ep) binomial sd above the mean: for Mixtral's top 2 of 4096 tokens over
+// ep 8, 1 + 2.04 x sqrt(8192 x 7/8) / 8192 = +2.1% rows for the expert GEMMs. A capacity factor of
+// 1 drops what exceeds the even share: the layer gets faster, by less than the experts' +2.1%.
+TEST(Moe, TheSlowestExpertRankGatesTheLayerUnlessACapacityCapsIt) {
+  ModelSpec m = mixtral_8x7b();
+  ParallelSpec par;
+  par.dp = 8;
+  par.ep = 8;
+  TrainingSpec train;
+  const auto cluster = dgx_h100(1);
+  const double dropless = layer_time(m, par, train, cluster, default_calibration(), true).forward_s;
+  m.moe.capacity_factor = 1.0;
+  const double capped = layer_time(m, par, train, cluster, default_calibration(), true).forward_s;
+  EXPECT_LT(capped, dropless);
+  EXPECT_GT(dropless / capped - 1, 0.002);
+  EXPECT_LT(dropless / capped - 1, 0.021);
+  // Without expert parallelism every rank computes its own tokens: nothing to wait for.
+  par.ep = 1;
+  const double alone = layer_time(m, par, train, cluster, default_calibration(), true).forward_s;
+  m.moe.capacity_factor = 0;
+  EXPECT_DOUBLE_EQ(layer_time(m, par, train, cluster, default_calibration(), true).forward_s, alone);
+}
+
 }  // namespace
 }  // namespace trainsim::model
