@@ -326,7 +326,14 @@ int plan_command(const PlanOptions& options, const char* argv0) {
     throw util::InputError("--objective gpus needs --deadline (the run's longest acceptable time, e.g. 30d)");
   check_output(opt.json_path, "--json");
   check_output(opt.write_best, "--write-best");
-  if (!opt.json_path.empty() && opt.json_path == opt.write_best) throw util::InputError("--json and --write-best name the same file");
+  auto same_file = [](const std::string& a, const std::string& b) {
+    std::error_code ec;
+    return !a.empty() && !b.empty() && a != "-" && std::filesystem::equivalent(a, b, ec);
+  };
+  if (!opt.json_path.empty() && (opt.json_path == opt.write_best || same_file(opt.json_path, opt.write_best)))
+    throw util::InputError("--json and --write-best name the same file");
+  for (const auto& [flag, path] : {std::pair<const char*, const std::string*>{"--json", &opt.json_path}, {"--write-best", &opt.write_best}})
+    if (same_file(*path, opt.scenario)) throw util::InputError(std::string(flag) + " " + *path + ": is the scenario file itself");
   std::string text;
   {
     std::ifstream in(opt.scenario, std::ios::binary);

@@ -113,6 +113,10 @@ TEST(PlanTest, RefusesBadArguments) {
   EXPECT_NE(r.err.find("no such directory"), std::string::npos) << r.err;
   r = trainsim("plan " + scenario("tiny-gpt-2node.yaml") + " --max-gpus 4 --quiet");
   EXPECT_EQ(r.code, 2);
+  // Writing the winner over the scenario it was planned from is refused.
+  r = trainsim("plan " + scenario("tiny-gpt-2node.yaml") + " --write-best " + scenario("tiny-gpt-2node.yaml") + " --quiet");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("is the scenario file itself"), std::string::npos) << r.err;
 }
 
 // A mixture-of-experts model: expert parallelism is laid out too (each divisor of the experts that
