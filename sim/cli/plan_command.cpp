@@ -288,17 +288,6 @@ bool better(const Simulated& a, const Simulated& b, const std::string& objective
   return a.costed.memory_bytes < b.costed.memory_bytes;
 }
 
-// The writable directory an output file goes to, checked before anything is simulated.
-void check_output(const std::string& path, const std::string& flag) {
-  if (path.empty() || path == "-") return;
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw util::InputError(flag + " " + path + ": is a directory");
-  auto dir = std::filesystem::path(path).parent_path();
-  if (dir.empty()) dir = ".";
-  if (!std::filesystem::is_directory(dir, ec)) throw util::InputError(flag + " " + path + ": no such directory " + dir.string());
-  if (::access(dir.c_str(), W_OK) != 0) throw util::InputError(flag + " " + path + ": directory " + dir.string() + " is not writable");
-}
-
 // The winning scenario as YAML: the scenario file with the user's sets and the layout's applied,
 // comments saying how it was found.
 std::string best_yaml(const std::string& text, const PlanOptions& opt, const std::vector<std::string>& sets, const std::string& how) {
@@ -324,16 +313,7 @@ int plan_command(const PlanOptions& options, const char* argv0) {
   if (world.size > 1 && !opt.quiet) std::fprintf(stderr, "  plan over %d MPI ranks\n", world.size);
   if (opt.objective == "gpus" && !(opt.deadline_s > 0))
     throw util::InputError("--objective gpus needs --deadline (the run's longest acceptable time, e.g. 30d)");
-  check_output(opt.json_path, "--json");
-  check_output(opt.write_best, "--write-best");
-  auto same_file = [](const std::string& a, const std::string& b) {
-    std::error_code ec;
-    return !a.empty() && !b.empty() && a != "-" && std::filesystem::equivalent(a, b, ec);
-  };
-  if (!opt.json_path.empty() && (opt.json_path == opt.write_best || same_file(opt.json_path, opt.write_best)))
-    throw util::InputError("--json and --write-best name the same file");
-  for (const auto& [flag, path] : {std::pair<const char*, const std::string*>{"--json", &opt.json_path}, {"--write-best", &opt.write_best}})
-    if (same_file(*path, opt.scenario)) throw util::InputError(std::string(flag) + " " + *path + ": is the scenario file itself");
+  util::check_outputs(opt.scenario, {{"--json", opt.json_path}, {"--write-best", opt.write_best}});
   std::string text;
   {
     std::ifstream in(opt.scenario, std::ios::binary);

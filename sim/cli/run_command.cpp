@@ -135,6 +135,7 @@ nlohmann::json infeasible_json(const Outcome& o) {
 }
 
 int run_command(const RunOptions& opt) {
+  util::check_outputs(opt.scenario, {{"--json", opt.json_path}, {"--csv", opt.csv_path}, {"--trace", opt.trace_path}});
   const auto scenario = config::load_scenario(opt.scenario, parse_overrides(opt.sets));
   SimulateOptions so;
   so.steps = opt.steps;

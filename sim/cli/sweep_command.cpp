@@ -223,6 +223,7 @@ int emit_sweep_slurm(const SweepOptions& opt, const std::string& script_path, co
 }
 
 int sweep_command(const SweepOptions& opt, const char* argv0) {
+  util::check_outputs(opt.scenario, {{"--json", opt.json_path}, {"--csv", opt.csv_path}, {"--resume", opt.resume_path}});
   SweepPlan plan = plan_sweep(opt);
   const config::Scenario& base = plan.base;
   std::vector<Point>& points = plan.points;

@@ -74,6 +74,7 @@ int emit_variance_slurm(const VarianceOptions& opt, const std::string& script_pa
 int variance_command(const VarianceOptions& opt, const char* argv0) { return variance_command(opt, argv0, ""); }
 
 int variance_command(const VarianceOptions& opt, const char* argv0, const std::string& resume_path) {
+  util::check_outputs(opt.scenario, {{"--json", opt.json_path}, {"--resume", resume_path}});
   const config::Scenario base = config::load_scenario(opt.scenario, parse_overrides(opt.sets));
   check_simulable(base, opt.steps);  // exit 2 before any worker starts
   const bool noisy = has_noise(base);

@@ -106,4 +106,25 @@ void write_output(const std::string& path, const std::string& content) {
   }
 }
 
+void check_outputs(const std::string& input, const std::vector<std::pair<std::string, std::string>>& outputs) {
+  std::error_code ec;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const auto& [flag, path] = outputs[i];
+    if (path.empty() || path == "-") continue;
+    const std::string what = flag + " " + path;
+    if (fs::is_directory(path, ec)) throw InputError(what + ": is a directory");
+    fs::path dir = fs::path(path).parent_path();
+    if (dir.empty()) dir = ".";
+    if (!fs::is_directory(dir, ec)) throw InputError(what + ": no such directory " + dir.string());
+    if (::access(dir.c_str(), W_OK) != 0) throw InputError(what + ": directory " + dir.string() + " is not writable");
+    if (!input.empty() && fs::exists(path, ec) && fs::equivalent(path, input, ec)) throw InputError(what + ": is the scenario file itself");
+    for (size_t j = 0; j < i; ++j) {
+      const std::string& other = outputs[j].second;
+      if (other.empty() || other == "-") continue;
+      if (other == path || (fs::exists(path, ec) && fs::exists(other, ec) && fs::equivalent(path, other, ec)))
+        throw InputError(outputs[j].first + " and " + flag + " name the same file, " + path);
+    }
+  }
+}
+
 }  // namespace trainsim::util

@@ -5,11 +5,19 @@
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace trainsim::util {
 
 // Writes `content` to `path` atomically; "-" writes to standard output. Throws util::InputError
 // ("PATH: cannot write: reason", exit 2) when the file cannot be written.
 void write_output(const std::string& path, const std::string& content);
+
+// Checks a command's output files before any work starts (issue 21): each `{flag, path}` given
+// ("" = not given, "-" = standard output) must not be a directory, must be in an existing, writable
+// directory, must not be the input file (`input`, the scenario) and must not repeat another output.
+// Throws util::InputError ("--json PATH: is a directory", exit 2) on the first that fails.
+void check_outputs(const std::string& input, const std::vector<std::pair<std::string, std::string>>& outputs);
 
 }  // namespace trainsim::util

@@ -218,3 +218,37 @@ TEST(HardeningTest, SigintPrintsTheStepsSoFarExits130AndKeepsOldFiles) { interru
 TEST(HardeningTest, SigtermPrintsTheStepsSoFarExits143AndKeepsOldFiles) { interrupt_run(SIGTERM, 143, "SIGTERM"); }
 
 }  // namespace
+
+namespace {
+
+// Issue 21 item 2: every output path is checked before anything is simulated. A directory, a
+// missing directory, the scenario file itself, or two outputs on one path exit 2 at once with the
+// flag and path named; the scenario is left as it was.
+TEST(HardeningTest, OutputPathsAreCheckedBeforeSimulating) {
+  const fs::path dir = work_dir();
+  const std::string before = read_file(kTiny);
+  const struct {
+    std::string args;
+    std::string says;
+  } cases[] = {
+      {"run " + kTiny + " --steps 2 --json " + dir.string(), "--json " + dir.string() + ": is a directory"},
+      {"run " + kTiny + " --steps 2 --csv " + (dir / "missing" / "x.csv").string(), "no such directory"},
+      {"run " + kTiny + " --steps 2 --json " + kTiny, "is the scenario file itself"},
+      {"run " + kTiny + " --steps 2 --json " + (dir / "a").string() + " --trace " + (dir / "a").string(),
+       "--json and --trace name the same file"},
+      {"sweep " + kTiny + " --nodes 1..2 --steps 2 --csv " + kTiny, "--csv " + kTiny + ": is the scenario file itself"},
+      {"variance " + kTiny + " --runs 2 --steps 2 --json " + dir.string(), "is a directory"},
+      {"plan " + kTiny + " --steps 2 --write-best " + (dir / "none" / "b.yaml").string(), "no such directory"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.args);
+    const auto r = trainsim(c.args + " --quiet");
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("step "), std::string::npos);  // nothing simulated
+  }
+  EXPECT_EQ(read_file(kTiny), before);
+  EXPECT_FALSE(fs::exists(dir / "a"));
+}
+
+}  // namespace
