@@ -175,10 +175,7 @@ std::vector<Costed> enumerate_and_cost(const std::string& text, const PlanOption
   const int64_t gpus = nodes > 0 ? nodes * base.cluster.gpus_per_server() : base.cluster.gpus();
   const int64_t gb = base.training.global_batch;
   const double capacity = model::usable_capacity_bytes(base.cluster.gpu);
-  struct Structure {
-    Layout l;
-  };
-  std::vector<Structure> structures;
+  std::vector<Layout> structures;  // recompute, ZeRO and offload left at their defaults
   for (int64_t tp : divisors(gpn))
     for (int64_t cp = 1; cp <= 16; cp *= 2) {
       if (m.seq_len % cp != 0 || m.seq_len / cp < 512 || gpus % (tp * cp) != 0) continue;
@@ -199,7 +196,7 @@ std::vector<Costed> enumerate_and_cost(const std::string& text, const PlanOption
                 if ((dp * cp) % ep != 0) continue;
                 Layout l;
                 l.tp = tp, l.cp = cp, l.pp = pp, l.dp = dp, l.mb = mb, l.schedule = schedule, l.v = v, l.sp = sp, l.ep = ep;
-                structures.push_back({l});
+                structures.push_back(l);
               }
         }
       }
@@ -209,13 +206,13 @@ std::vector<Costed> enumerate_and_cost(const std::string& text, const PlanOption
   std::vector<Costed> out;
   Progress progress(!opt.quiet, "costing layouts on " + str(gpus) + " GPUs: structure", "structures");
   int64_t done = 0;
-  for (const auto& st : structures) {
+  for (const Layout& st : structures) {
     progress.update(done++, static_cast<int64_t>(structures.size()));
-    const int64_t knobs = static_cast<int64_t>(recomputes.size()) * (st.l.dp > 1 ? 4 : 1) * 2;
+    const int64_t knobs = static_cast<int64_t>(recomputes.size()) * (st.dp > 1 ? 4 : 1) * 2;
     counts.enumerated += knobs;
     config::Scenario sc;
     std::vector<std::string> sets = opt.sets;
-    const auto mine = layout_sets(st.l, base, nodes);
+    const auto mine = layout_sets(st, base, nodes);
     sets.insert(sets.end(), mine.begin(), mine.end());
     try {
       sc = config::load_scenario_text(text, opt.scenario, parse_overrides(sets));
@@ -224,9 +221,9 @@ std::vector<Costed> enumerate_and_cost(const std::string& text, const PlanOption
       continue;
     }
     for (model::Recompute rc : recomputes)
-      for (int zero = 0; zero <= (st.l.dp > 1 ? 3 : 0); ++zero)
+      for (int zero = 0; zero <= (st.dp > 1 ? 3 : 0); ++zero)
         for (bool offload : {false, true}) {
-          Layout l = st.l;
+          Layout l = st;
           l.recompute = rc, l.zero = zero, l.offload = offload;
           model::ParallelSpec par = sc.parallel;
           par.recompute = rc;

@@ -243,21 +243,34 @@ double tp_cost(double comm, double gemms, Overlap overlap, int64_t tp, const Gpu
 
 double comm_sm_tax_s(double hidden_s, const hardware::GpuSpec& gpu) { return sm_tax_s(hidden_s, gpu_cost_data(gpu)); }
 
-double all_to_all_time_s(const hardware::ClusterSpec& cluster, int64_t ep, int64_t stride, double bytes) {
-  if (ep <= 1 || bytes <= 0) return 0;
-  const int64_t in_node = std::clamp<int64_t>(cluster.gpus_per_node / std::max<int64_t>(stride, 1), 1, ep);
-  const double intra = bytes * d(in_node - 1) / d(ep);
-  const double inter = bytes * d(ep - in_node) / d(ep);
+namespace {
+
+// Members of an ep group, `stride` GPUs apart in rank order, that share a node.
+int64_t ep_ranks_per_node(const hardware::ClusterSpec& cluster, int64_t ep, int64_t stride) {
+  return std::clamp<int64_t>(cluster.gpus_per_node / std::max<int64_t>(stride, 1), 1, ep);
+}
+
+// An expert-parallel exchange of `intra` bytes a GPU inside its node and `inter` bytes across
+// nodes, concurrently; the slower shows. Inside: over NVLink at DeepEP's measured fraction of the
+// port, through PCIe as a p2p copy would go; across: over the GPU's NIC share at DeepEP's fraction.
+double ep_exchange_time_s(const hardware::ClusterSpec& cluster, double intra, double inter) {
   const CollectiveCostData& cd = collective_cost_data();
   double t_intra = 0, t_inter = 0;
   if (intra > 0) {
-    // Over NVLink at DeepEP's measured fraction of the port; through PCIe as a p2p copy would go.
     const hardware::RingShare pair = node_ring(cluster, 2, 1);
     t_intra = pair.nvlink_only ? cd.base_latency_s + cd.nvlink_hop_s + intra / (hardware::pair_Bps(cluster) * cd.all_to_all_nvlink)
                                : p2p_time_s(cluster, false, intra);
   }
   if (inter > 0) t_inter = cd.base_latency_s + cd.net_hop_s + inter / (hardware::inter_gpu_Bps(cluster) * cd.all_to_all_net);
   return std::max(t_intra, t_inter);
+}
+
+}  // namespace
+
+double all_to_all_time_s(const hardware::ClusterSpec& cluster, int64_t ep, int64_t stride, double bytes) {
+  if (ep <= 1 || bytes <= 0) return 0;
+  const int64_t in_node = ep_ranks_per_node(cluster, ep, stride);
+  return ep_exchange_time_s(cluster, bytes * d(in_node - 1) / d(ep), bytes * d(ep - in_node) / d(ep));
 }
 
 LayerTime layer_time(const ModelSpec& model, const ParallelSpec& par, const TrainingSpec& train,
@@ -271,7 +284,6 @@ LayerTime layer_time(const ModelSpec& model, const ParallelSpec& par, const Trai
   const double f = d(model.ffn_hidden > 0 ? model.ffn_hidden : 4 * model.hidden);
   const double kv = d(model.kv_heads > 0 ? model.kv_heads : model.heads) * head_dim(model);
   const bool swiglu = model.ffn == Ffn::kSwiglu;
-  const double up = swiglu ? 2 * f : f;
 
   // Weight GEMMs (m, n, k): QKV and MLP-up are column-parallel, out-proj and MLP-down row-parallel.
   // A mixture-of-experts layer's MLP GEMMs are its shared experts' (one MLP of shared x the expert
@@ -334,19 +346,14 @@ LayerTime layer_time(const ModelSpec& model, const ParallelSpec& par, const Trai
     // fp8 the dispatch is fp8, the combine bf16 (the mean of the two per all-to-all).
     if (par.ep_dispatcher == EpDispatcher::kAllToAll) {
       a2a = all_to_all_time_s(cluster, par.ep, par.tp * par.cp, routed);
-    } else {
-      const int64_t stride = par.tp * par.cp;
-      const int64_t in_node = std::clamp<int64_t>(cluster.gpus_per_node / std::max<int64_t>(stride, 1), 1, par.ep);
+    } else if (par.ep > 1) {
+      const int64_t in_node = ep_ranks_per_node(cluster, par.ep, par.tp * par.cp);
       const double nodes = d(par.ep) / d(in_node);
       double distinct = nodes * (1 - std::pow(1 - 1 / nodes, k));
       if (model.moe.max_nodes_per_token > 0) distinct = std::min(distinct, d(model.moe.max_nodes_per_token));
       const double bytes = prec == Precision::kFp8 ? 1.5 : activation_bytes_per_value(prec);  // fp8 dispatch, bf16 combine
-      const double ib = tokens * h * bytes * distinct * (nodes - 1) / nodes;
-      const double nvlink = k * tokens * h * bytes * d(in_node - 1) / d(in_node);
-      const CollectiveCostData& cd = collective_cost_data();
-      const double t_ib = nodes > 1 ? cd.base_latency_s + cd.net_hop_s + ib / (hardware::inter_gpu_Bps(cluster) * cd.all_to_all_net) : 0;
-      const double t_nv = in_node > 1 ? cd.base_latency_s + cd.nvlink_hop_s + nvlink / (hardware::pair_Bps(cluster) * cd.all_to_all_nvlink) : 0;
-      a2a = std::max(t_ib, t_nv);
+      a2a = ep_exchange_time_s(cluster, k * tokens * h * bytes * d(in_node - 1) / d(in_node),
+                               tokens * h * bytes * distinct * (nodes - 1) / nodes);
     }
   }
 

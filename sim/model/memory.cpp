@@ -110,7 +110,10 @@ LayerTerms layer_terms(const ModelSpec& m, const ParallelSpec& par, const Traini
     t.replicated -= t.gemm_inputs;
     t.gemm_inputs = 0;
   }
-  if (par.recompute_mla_up_proj && m.is_mla()) t.split -= e * s * b * (attention_widths(m).q + attention_widths(m).k + attention_widths(m).v);
+  if (par.recompute_mla_up_proj && m.is_mla()) {
+    const AttentionWidths w = attention_widths(m);
+    t.split -= e * s * b * (w.q + w.k + w.v);
+  }
   if (par.recompute_moe_act && moe && m.is_moe()) {
     const double sbfe = s * b * static_cast<double>(m.moe.expert_ffn_hidden);
     t.split -= static_cast<double>(m.moe.top_k + m.moe.shared_experts) * gemm_in * sbfe;  // the down-projection inputs
