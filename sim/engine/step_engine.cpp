@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <deque>
+#include <limits>
 #include <memory>
 #include <random>
 #include <set>
@@ -118,12 +119,27 @@ class StageActor {
   void submit(CommJobPtr job, bool pending);
   void wait(const CommJobPtr& job, StepAccount& acc);
   double slowdown();
+  // A mixture-of-experts chunk's expert-parallel exchanges of one pass as flows to the ep group's
+  // peers (model::EpLayerTraffic), beside the `window_s` of compute they hide under; returns when
+  // both are done. Under full fidelity every member of the group waits for the others first.
+  void exchange(const model::ChunkCost& cost, bool forward, double window_s, StepAccount& acc, const std::string& name,
+                bool trace);
+  // The pass time the stage actor runs as compute: the folded time without the exposed exchanges
+  // and their window (the engine plays those), with this seed's routing skew on the expert GEMMs.
+  double moe_compute_s(const model::ChunkCost& cost, bool forward, int64_t chunk, int64_t micro_batch) const;
+  // Routing skew, per seed: for every (chunk, micro-batch, pass) of a step, the slowest of the ep
+  // ranks' routed loads (each normal about the mean at EpLayerTraffic::routing_cv; the maximum of ep
+  // draws), capped by the capacity factor, against the expected maximum the closed form counts.
+  // Drawn once per run and group (every member sees the same slowest rank) and replayed every
+  // step: the step-to-step variation this leaves out averages over the step's micro-batches.
+  void draw_routing();
 
   Simulation* sim_;
   int64_t replica_;
   int64_t stage_;
   std::vector<CommJobPtr> pending_;
   std::mt19937_64 rng_;
+  std::vector<double> routing_;  // per (chunk, micro-batch, pass): the slowest ep rank's expert time factor
 };
 
 class Simulation {
@@ -243,7 +259,70 @@ class Simulation {
     return std::max(1.0, std::ceil(params / model::grad_bucket_params(sc_.parallel)));
   }
   double calls_per_job_ = 1;
+
+  // Expert parallelism (model.moe with ep > 1): the all-to-alls go on the network as flows from each
+  // simulated GPU to its ep group's peers: each other member in its node, and per other node of the
+  // group the member of the same local index (DeepEP and NCCL's PXN cross on the GPU's own rail).
+  // Under symmetric fidelity only the simulated GPU sends; every GPU sends alike, so its own links
+  // carry what they would, and the GPUs sharing its NIC (not simulated) are counted by sending its
+  // inter-node bytes that many times over (nic_sharers_). ZeRO-3 keeps the folded times.
+  struct EpPeer {
+    sg4::Host* host = nullptr;
+    bool other_node = false;
+  };
+  bool ep_flows_ = false;
+  std::vector<std::vector<EpPeer>> ep_peers_;  // per simulated actor
+  std::vector<sg4::BarrierPtr> ep_barrier_;    // per (stage, ep group) over its simulated members (full)
+  double nic_sharers_ = 1;
+  int64_t ep_group(int64_t replica) const { return replica / sc_.parallel.ep; }
+  void plan_ep();
+  // Share of a chunk's compute time that is folded TP/CP communication, once the engine plays the
+  // expert-parallel exchanges itself.
+  double compute_tp_share(const model::ChunkCost& c) const {
+    if (!ep_flows_ || c.ep.exchanges_forward == 0) return tp_share(c);
+    const double ep = c.ep.exposed_forward_s + c.ep.exposed_backward_s;
+    const double total = c.forward_s + c.backward_s - ep;
+    return total > 0 ? std::clamp((c.tp_comm_s - ep) / total, 0.0, 1.0) : 0;
+  }
 };
+
+void Simulation::plan_ep() {
+  const auto& par = sc_.parallel;
+  // (An ep group that takes context-parallel ranks too, ep not dividing dp, keeps the folded times.)
+  ep_flows_ = par.ep > 1 && par.dp % par.ep == 0 && !(par.zero == 3 && replicas_total() > 1);
+  if (!ep_flows_) return;
+  ep_peers_.assign(static_cast<size_t>(replicas_ * p_), {});
+  for (int64_t r = 0; r < replicas_; ++r)
+    for (int64_t st = 0; st < p_; ++st) {
+      const int64_t me = layout_.rank(0, 0, r, st);
+      std::set<int64_t> nodes_done{layout_.node(me)};
+      std::vector<int64_t> members;
+      const int64_t first = ep_group(r) * par.ep;
+      for (int64_t j = 0; j < par.ep; ++j) members.push_back(layout_.rank(0, 0, first + j, st));
+      auto& peers = ep_peers_[static_cast<size_t>(actor_index(r, st))];
+      for (int64_t m : members)
+        if (m != me && layout_.node(m) == layout_.node(me)) peers.push_back({host_of_rank(m), false});
+      // Per other node: the member on my rail, else its first member there.
+      for (int64_t m : members) {
+        if (nodes_done.count(layout_.node(m))) continue;
+        int64_t pick = m;
+        for (int64_t o : members)
+          if (layout_.node(o) == layout_.node(m) && layout_.local(o) == layout_.local(me)) pick = o;
+        nodes_done.insert(layout_.node(m));
+        peers.push_back({host_of_rank(pick), true});
+      }
+    }
+  if (full_)
+    for (int64_t i = 0; i < p_ * (replicas_ / par.ep); ++i)
+      ep_barrier_.push_back(sg4::Barrier::create(static_cast<unsigned>(par.ep)));
+  // GPUs behind one NIC, of which the simulated ones send their own flows: under full fidelity the
+  // simulated GPUs of a node sit tp x cp apart.
+  const auto& cl = sc_.cluster;
+  const int64_t per_nic = std::max<int64_t>(1, cl.gpus_per_node / std::max<int64_t>(1, cl.nics_per_node));
+  const int64_t simulated = full_ ? std::max<int64_t>(1, per_nic / (layout_.tp * layout_.cp)) : 1;
+  nic_sharers_ = static_cast<double>(per_nic) / static_cast<double>(simulated);
+}
+
 
 std::vector<parallel::Phase> Simulation::dp_phases(int64_t stage, parallel::CollectiveKind kind, double bytes,
                                                   int64_t rail) const {
@@ -396,13 +475,84 @@ void StageActor::wait(const CommJobPtr& job, StepAccount& acc) {
   acc.comm_s += sg4::Engine::get_clock() - t0;
 }
 
+void StageActor::exchange(const model::ChunkCost& cost, bool forward, double window_s, StepAccount& acc,
+                          const std::string& name, bool trace) {
+  Simulation& s = *sim_;
+  const model::EpLayerTraffic& ep = cost.ep;
+  const double n = static_cast<double>(forward ? ep.exchanges_forward : ep.exchanges_backward);
+  if (n <= 0) return;
+  if (s.full_) {
+    const double t0 = sg4::Engine::get_clock();
+    s.ep_barrier_[static_cast<size_t>(stage_ * (s.replicas_ / s.sc_.parallel.ep) + s.ep_group(replica_))]->wait();
+    acc.comm_s += sg4::Engine::get_clock() - t0;  // waiting for the group's slowest member
+  }
+  const double start = sg4::Engine::get_clock();
+  sg4::Host* me = sg4::this_actor::get_host();
+  sg4::ExecPtr window = window_s > 0 ? sg4::this_actor::exec_async(window_s * me->get_speed()) : nullptr;
+  if (ep.latency_s > 0) sg4::this_actor::sleep_for(n * ep.latency_s);
+  std::vector<sg4::CommPtr> comms;
+  for (const auto& peer : s.ep_peers_[static_cast<size_t>(s.actor_index(replica_, stage_))]) {
+    const double bytes = n * (peer.other_node ? ep.node_bytes * s.nic_sharers_ : ep.peer_bytes);
+    if (bytes >= 1) comms.push_back(sg4::Comm::sendto_async(me, peer.host, static_cast<uint64_t>(std::round(bytes))));
+  }
+  sg4::Comm::wait_all(comms);
+  if (window) window->wait();
+  const double end = sg4::Engine::get_clock();
+  // The window is compute (its folded TP share as TP); what the exchanges take beyond it is exposed
+  // expert-parallel communication, reported with TP and CP's.
+  const double hidden = std::min(end - start, window_s);
+  const double share = s.compute_tp_share(cost);
+  acc.compute_s += hidden * (1 - share);
+  acc.tp_comm_s += hidden * share + (end - start - hidden);
+  if (trace) s.trace(s.track_of(replica_, stage_, Simulation::kTp), "EP all-to-all " + name, "tp", start, end);
+}
+
+void StageActor::draw_routing() {
+  const Simulation& s = *sim_;
+  routing_.clear();
+  const auto& chunks = s.costs_.stages[static_cast<size_t>(stage_)].chunks;
+  bool skewed = false;
+  for (const auto& c : chunks) skewed |= s.ep_flows_ && c.ep.routing_cv > 0;
+  if (!skewed) return;
+  std::mt19937_64 rng(s.opt_.seed * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(stage_ * 65537 + s.ep_group(replica_)));
+  std::normal_distribution<double> normal;
+  routing_.assign(static_cast<size_t>(s.v_ * s.m_ * 2), 1.0);
+  for (int64_t c = 0; c < s.v_; ++c) {
+    const model::EpLayerTraffic& ep = chunks[static_cast<size_t>(c)].ep;
+    auto load = [&](double z) {
+      const double l = 1 + z * ep.routing_cv;
+      return ep.capacity_factor > 0 ? std::min(l, ep.capacity_factor) : l;
+    };
+    for (int64_t i = 0; i < s.m_ * 2; ++i) {
+      double z = -std::numeric_limits<double>::infinity();
+      for (int64_t r = 0; r < s.sc_.parallel.ep; ++r) z = std::max(z, normal(rng));
+      routing_[static_cast<size_t>(c * s.m_ * 2 + i)] = load(z) / load(ep.routing_z);
+    }
+  }
+}
+
+double StageActor::moe_compute_s(const model::ChunkCost& cost, bool forward, int64_t chunk, int64_t micro_batch) const {
+  const model::EpLayerTraffic& ep = cost.ep;
+  const double pass = forward ? cost.forward_s : cost.backward_s;
+  if (!sim_->ep_flows_ || ep.exchanges_forward == 0) return pass;
+  const double folded = forward ? ep.exposed_forward_s + ep.window_forward_s : ep.exposed_backward_s + ep.window_backward_s;
+  double skew = 0;
+  if (!routing_.empty()) {
+    const double f = routing_[static_cast<size_t>((chunk * sim_->m_ + micro_batch) * 2 + (forward ? 0 : 1))];
+    skew = (forward ? ep.expert_forward_s : ep.expert_backward_s) * (f - 1);
+  }
+  return std::max(0.0, pass - folded + skew);
+}
+
 void StageActor::forward(const parallel::PipelineOp& op, StepAccount& acc, bool trace) {
   Simulation& s = *sim_;
   const int64_t g = parallel::model_chunk(stage_, op.chunk, s.p_);
   const auto& cost = s.costs_.stages[stage_].chunks[op.chunk];
   if (g > 0) receive(s.act_[replica_][g][op.micro_batch], acc, trace);
-  compute(cost.forward_s * slowdown(), s.tp_share(cost), acc, "forward",
-          "F" + std::to_string(op.micro_batch) + "." + std::to_string(op.chunk), trace);
+  const std::string name = "F" + std::to_string(op.micro_batch) + "." + std::to_string(op.chunk);
+  const double slow = slowdown();
+  if (s.ep_flows_) exchange(cost, true, cost.ep.window_forward_s * slow, acc, name, trace);
+  compute(moe_compute_s(cost, true, op.chunk, op.micro_batch) * slow, s.compute_tp_share(cost), acc, "forward", name, trace);
   if (g + 1 < s.p_ * s.v_) send(s.act_[replica_][g + 1][op.micro_batch], (g + 1) % s.p_, cost.activation_bytes, acc, trace);
 }
 
@@ -412,7 +562,9 @@ void StageActor::backward(const parallel::PipelineOp& op, bool last_micro_batch,
   const auto& cost = s.costs_.stages[stage_].chunks[op.chunk];
   if (g + 1 < s.p_ * s.v_) receive(s.grad_[replica_][g][op.micro_batch], acc, trace);
   const std::string name = "B" + std::to_string(op.micro_batch) + "." + std::to_string(op.chunk);
-  const double seconds = cost.backward_s * slowdown();
+  const double slow = slowdown();
+  if (s.ep_flows_) exchange(cost, false, cost.ep.window_backward_s * slow, acc, name, trace);
+  const double seconds = moe_compute_s(cost, false, op.chunk, op.micro_batch) * slow;
   const bool overlap = s.sc_.parallel.overlap_grad_reduce && s.replicas_total() > 1;
   if (last_micro_batch && overlap) {
     // The last backward of a chunk finalises its gradients bucket by bucket: each bucket's
@@ -420,12 +572,12 @@ void StageActor::backward(const parallel::PipelineOp& op, bool last_micro_batch,
     const int64_t nb = s.buckets_per_chunk_;
     const double bytes = s.costs_.stages[stage_].grad_bytes * s.chunk_share(stage_, op.chunk) / static_cast<double>(nb);
     for (int64_t b = 0; b < nb; ++b) {
-      compute(seconds / static_cast<double>(nb), s.tp_share(cost), acc, "backward", name, trace);
+      compute(seconds / static_cast<double>(nb), s.compute_tp_share(cost), acc, "backward", name, trace);
       collective(s.grad_kind(), bytes, s.calls_per_job_, "grad bucket " + std::to_string(op.chunk) + "." + std::to_string(b),
                  trace, true);
     }
   } else {
-    compute(seconds, s.tp_share(cost), acc, "backward", name, trace);
+    compute(seconds, s.compute_tp_share(cost), acc, "backward", name, trace);
   }
   if (g > 0) send(s.grad_[replica_][g - 1][op.micro_batch], (g - 1) % s.p_, cost.activation_bytes, acc, trace);
 }
@@ -475,6 +627,7 @@ void StageActor::operator()() {
   const auto& stage_cost = s.costs_.stages[stage_];
   const bool multi = s.replicas_total() > 1;
   const bool zero3 = s.sc_.parallel.zero == 3 && multi;
+  draw_routing();
   // Backward count per chunk, to know which backward is a chunk's last.
   std::vector<int64_t> backwards(static_cast<size_t>(s.v_), 0);
   std::vector<CommJobPtr> param_gather;  // ZeRO-1/2: parameter all-gather after the optimizer
@@ -653,6 +806,7 @@ RunResult Simulation::run(World world) {
     }
   }
   start_straggler_episodes();
+  plan_ep();
 
   result_.tracks.push_back("steps");
   result_.track_groups.push_back(0);

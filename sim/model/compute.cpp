@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "hardware/intra_node.hpp"
 #include "model/cost_data.hpp"
@@ -265,12 +266,60 @@ double ep_exchange_time_s(const hardware::ClusterSpec& cluster, double intra, do
   return std::max(t_intra, t_inter);
 }
 
+// The same exchange on the wire, for the engine (into w): `peer` payload bytes to each other rank in the
+// node and `node` to each other node, inflated by the measured fraction of the link the exchange
+// achieves (so that flows at the link's bandwidth take the time ep_exchange_time_s gives), and the
+// latency paid once per exchange (the slower side's: the NIC's when the group spans nodes).
+void ep_wire(const hardware::ClusterSpec& cluster, double peer, int64_t in_node, double node, int64_t nodes, EpLayerTraffic& w) {
+  const CollectiveCostData& cd = collective_cost_data();
+  if (in_node > 1 && peer > 0) {
+    const hardware::RingShare pair = node_ring(cluster, 2, 1);
+    const double intra = peer * d(in_node - 1);
+    if (pair.nvlink_only) {
+      w.peer_bytes = peer / cd.all_to_all_nvlink;
+      w.latency_s = cd.base_latency_s + cd.nvlink_hop_s;
+    } else {
+      const NetCallCost call = p2p_call_cost(cluster, false, intra);
+      w.peer_bytes = peer * call.wire_factor;
+      w.latency_s = call.latency_s;
+    }
+  }
+  if (nodes > 1 && node > 0) {
+    w.node_bytes = node / cd.all_to_all_net;
+    w.latency_s = cd.base_latency_s + cd.net_hop_s;
+  }
+}
+
 }  // namespace
+
+double expected_max_normal(int64_t n) {
+  if (n <= 1) return 0;
+  static thread_local std::map<int64_t, double> known;
+  if (auto it = known.find(n); it != known.end()) return it->second;
+  // E[max] = integral of x n phi(x) Phi(x)^(n-1) dx; the integrand is smooth and negligible beyond
+  // +-10 for any n this sees (Phi(10) = 1 - 8e-24): the midpoint rule at 1e-3 is exact to 1e-9.
+  const double step = 1e-3, nn = d(n);
+  double sum = 0;
+  for (double x = -10 + step / 2; x < 10; x += step) {
+    const double phi = std::exp(-x * x / 2) / std::sqrt(2 * M_PI);
+    const double cdf = 0.5 * std::erfc(-x / std::sqrt(2.0));
+    sum += x * nn * phi * std::pow(cdf, nn - 1) * step;
+  }
+  return known[n] = sum;
+}
 
 double all_to_all_time_s(const hardware::ClusterSpec& cluster, int64_t ep, int64_t stride, double bytes) {
   if (ep <= 1 || bytes <= 0) return 0;
   const int64_t in_node = ep_ranks_per_node(cluster, ep, stride);
   return ep_exchange_time_s(cluster, bytes * d(in_node - 1) / d(ep), bytes * d(ep - in_node) / d(ep));
+}
+
+EpLayerTraffic all_to_all_wire(const hardware::ClusterSpec& cluster, int64_t ep, int64_t stride, double bytes) {
+  EpLayerTraffic w;
+  if (ep <= 1 || bytes <= 0) return w;
+  const int64_t in_node = ep_ranks_per_node(cluster, ep, stride);
+  ep_wire(cluster, bytes / d(ep), in_node, bytes * d(in_node) / d(ep), std::max<int64_t>(1, ep / in_node), w);
+  return w;
 }
 
 LayerTime layer_time(const ModelSpec& model, const ParallelSpec& par, const TrainingSpec& train,
@@ -313,18 +362,23 @@ LayerTime layer_time(const ModelSpec& model, const ParallelSpec& par, const Trai
   // the expert width split over tp. The router is a tokens x experts GEMM; the permutation of the
   // tokens into expert order and back streams the routed copies through HBM.
   double expert_fwd = 0, expert_bwd = 0, routed_mem = 0, a2a = 0;
+  EpLayerTraffic wire;
   if (experts) {
     const double e_total = d(model.moe.experts), k = d(model.moe.top_k);
     const double local = e_total / d(par.ep);
     // The slowest rank gates the layer: with top_k picks of tokens x ep tokens spread at random over
     // the ep ranks, a rank's routed rows are binomial (mean top_k x tokens, sd sqrt(mean (1 - 1/ep)));
-    // the most loaded of ep ranks sits about sqrt(2 ln ep) sd above the mean (the normal maximum's
-    // leading term). That is the floor of routing imbalance, a router whose balancing (auxiliary loss
-    // or bias) leaves it uniform; a capacity factor caps it (tokens beyond are dropped).
+    // the most loaded of ep ranks sits expected_max_normal(ep) sd above the mean. That is the floor
+    // of routing imbalance, a router whose balancing (auxiliary loss or bias) leaves it uniform; a
+    // capacity factor caps it (tokens beyond are dropped).
+    // The engine draws the slowest rank's load per seed instead (EpLayerTraffic::routing_*).
     double imbalance = 1;
     if (par.ep > 1) {
       const double mean = k * tokens;
-      imbalance = 1 + std::sqrt(2 * std::log(d(par.ep))) * std::sqrt(mean * (1 - 1 / d(par.ep))) / mean;
+      wire.routing_cv = std::sqrt(mean * (1 - 1 / d(par.ep))) / mean;
+      wire.routing_z = expected_max_normal(par.ep);
+      wire.capacity_factor = model.moe.capacity_factor;
+      imbalance = 1 + wire.routing_z * wire.routing_cv;
       if (model.moe.capacity_factor > 0) imbalance = std::min(imbalance, model.moe.capacity_factor);
     }
     const double rows = imbalance * k * tokens * d(par.ep) / e_total;
@@ -334,6 +388,8 @@ LayerTime layer_time(const ModelSpec& model, const ParallelSpec& par, const Trai
       expert_fwd += local * gemm_time_s(gpu, prec, s[0], s[1], s[2], c);
       expert_bwd += local * (gemm_time_s(gpu, prec, s[0], s[2], s[1], c) + gemm_time_s(gpu, prec, s[2], s[1], s[0], c));
     }
+    wire.expert_forward_s = expert_fwd;  // the routed experts alone, at the slowest rank's load
+    wire.expert_backward_s = expert_bwd;
     expert_fwd += gemm_time_s(gpu, prec, tokens, e_total, h, c);
     expert_bwd += gemm_time_s(gpu, prec, tokens, h, e_total, c) + gemm_time_s(gpu, prec, h, e_total, tokens, c);
     const double routed = k * tokens * h * activation_bytes_per_value(prec);
@@ -344,16 +400,22 @@ LayerTime layer_time(const ModelSpec& model, const ParallelSpec& par, const Trai
     // one of its experts once (the expected number of distinct nodes among top_k uniform picks over
     // the group's nodes, capped by node-limited routing), then NVLink carries its top_k copies; in
     // fp8 the dispatch is fp8, the combine bf16 (the mean of the two per all-to-all).
+    const int64_t in_node = ep_ranks_per_node(cluster, par.ep, par.tp * par.cp);
+    const int64_t nodes = std::max<int64_t>(1, par.ep / in_node);
     if (par.ep_dispatcher == EpDispatcher::kAllToAll) {
       a2a = all_to_all_time_s(cluster, par.ep, par.tp * par.cp, routed);
+      const EpLayerTraffic w = all_to_all_wire(cluster, par.ep, par.tp * par.cp, routed);
+      wire.peer_bytes = w.peer_bytes;
+      wire.node_bytes = w.node_bytes;
+      wire.latency_s = w.latency_s;
     } else if (par.ep > 1) {
-      const int64_t in_node = ep_ranks_per_node(cluster, par.ep, par.tp * par.cp);
-      const double nodes = d(par.ep) / d(in_node);
-      double distinct = nodes * (1 - std::pow(1 - 1 / nodes, k));
+      const double n = d(nodes);
+      double distinct = n * (1 - std::pow(1 - 1 / n, k));
       if (model.moe.max_nodes_per_token > 0) distinct = std::min(distinct, d(model.moe.max_nodes_per_token));
       const double bytes = prec == Precision::kFp8 ? 1.5 : activation_bytes_per_value(prec);  // fp8 dispatch, bf16 combine
       a2a = ep_exchange_time_s(cluster, k * tokens * h * bytes * d(in_node - 1) / d(in_node),
-                               tokens * h * bytes * distinct * (nodes - 1) / nodes);
+                               tokens * h * bytes * distinct * (n - 1) / n);
+      ep_wire(cluster, k * tokens * h * bytes / d(in_node), in_node, tokens * h * bytes * distinct / n, nodes, wire);
     }
   }
 
@@ -398,24 +460,27 @@ LayerTime layer_time(const ModelSpec& model, const ParallelSpec& par, const Trai
     const double shared_fwd = fwd_gemm[2] + fwd_gemm[3], shared_bwd = dgrad[2] + wgrad[2] + dgrad[3] + wgrad[3];
     const double own_fwd = gemm_fwd + expert_fwd, own_bwd = gemm_bwd + expert_bwd;
     switch (par.ep_overlap) {
-      case EpOverlap::kNone:
-        ep_fwd = 2 * a2a;
-        ep_bwd = 2 * a2a;
-        break;
+      case EpOverlap::kNone: break;
       case EpOverlap::kSharedExperts:
-        ep_fwd = std::max(0.0, 2 * a2a - shared_fwd);
-        ep_bwd = std::max(0.0, 2 * a2a - shared_bwd);
+        wire.window_forward_s = shared_fwd;
+        wire.window_backward_s = shared_bwd;
         break;
       case EpOverlap::kMicroBatches:
-        ep_fwd = std::max(0.0, 2 * a2a - own_fwd);
-        ep_bwd = std::max(0.0, 2 * a2a - own_bwd);
+        wire.window_forward_s = own_fwd;
+        wire.window_backward_s = own_bwd;
         break;
     }
+    ep_fwd = std::max(0.0, 2 * a2a - wire.window_forward_s);
+    ep_bwd = std::max(0.0, 2 * a2a - wire.window_backward_s);
+    wire.exposed_forward_s = ep_fwd;
+    wire.exposed_backward_s = ep_bwd;
     // The hidden part still holds SMs the compute beside it loses (comm_sm_tax_s).
     if (par.ep_overlap != EpOverlap::kNone) {
       ep_fwd += comm_sm_tax_s(2 * a2a - ep_fwd, gpu);
       ep_bwd += comm_sm_tax_s(2 * a2a - ep_bwd, gpu);
     }
+    wire.exchanges_forward = 2;
+    wire.exchanges_backward = 2;
   }
   gemm_fwd += expert_fwd;
   gemm_bwd += expert_bwd;
@@ -485,6 +550,7 @@ LayerTime layer_time(const ModelSpec& model, const ParallelSpec& par, const Trai
   lt.backward_s = gemm_bwd + attention_bwd + mem_bwd + tp_bwd + cp_bwd + ep_bwd + modules;
   lt.tp_comm_s = tp_fwd + tp_bwd + cp_fwd + cp_bwd + ep_fwd + ep_bwd;
   lt.ep_comm_s = ep_fwd + ep_bwd;
+  if (wire.exchanges_forward > 0) lt.ep = wire;
   switch (par.recompute) {
     case Recompute::kNone: break;
     case Recompute::kSelective: lt.recompute_s = attention_fwd; break;
@@ -497,6 +563,13 @@ LayerTime layer_time(const ModelSpec& model, const ParallelSpec& par, const Trai
       lt.recompute_s = lt.forward_s;
       lt.tp_comm_s += tp_fwd + cp_fwd + ep_fwd;
       lt.ep_comm_s += ep_fwd;
+      // The recomputed forward exchanges again, under its own window, in the backward pass.
+      if (lt.ep.exchanges_forward > 0) {
+        lt.ep.exchanges_backward += lt.ep.exchanges_forward;
+        lt.ep.exposed_backward_s += lt.ep.exposed_forward_s;
+        lt.ep.window_backward_s += lt.ep.window_forward_s;
+        lt.ep.expert_backward_s += lt.ep.expert_forward_s;
+      }
       break;
   }
   return lt;

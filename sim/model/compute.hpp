@@ -27,6 +27,7 @@
 #include "collectives/collectives.hpp"
 #include "hardware/cluster.hpp"
 #include "model/spec.hpp"
+#include "model/step_costs.hpp"
 
 namespace trainsim::model {
 
@@ -80,6 +81,10 @@ NetCallCost net_call_cost(const hardware::ClusterSpec& cluster, collectives::Kin
 double p2p_time_s(const hardware::ClusterSpec& cluster, bool inter_node, double bytes);
 NetCallCost p2p_call_cost(const hardware::ClusterSpec& cluster, bool inter_node, double bytes);
 
+// The expected largest of n independent standard normal draws (0 for n <= 1): 1/sqrt(pi) for 2,
+// 1.4236 for 8, 1.5388 for 10 (Harter's tables, Biometrika 48:151, 1961), 2.3437 for 64.
+double expected_max_normal(int64_t n);
+
 // Per-GPU cost of one transformer layer for one micro-batch.
 struct LayerTime {
   double forward_s = 0;     // GEMMs + attention + memory-bound + exposed TP/CP comm
@@ -89,6 +94,7 @@ struct LayerTime {
                             // overlapped GEMMs), forward + backward + recompute
   double attention_forward_s = 0;  // attention core alone (what selective recompute re-runs)
   double ep_comm_s = 0;     // of tp_comm_s, the exposed expert-parallel all-to-alls (MoE layers)
+  EpLayerTraffic ep;        // the same exchanges for the engine (empty without ep > 1)
 };
 // `moe`: the model's mixture-of-experts layer (ModelSpec::moe) instead of its dense one.
 LayerTime layer_time(const ModelSpec& model, const ParallelSpec& par, const TrainingSpec& train,
@@ -99,6 +105,9 @@ LayerTime layer_time(const ModelSpec& model, const ParallelSpec& par, const Trai
 // PCIe pair route, the part to other nodes over the GPU's NIC share, concurrently; the slower
 // shows (p2p_time_s each: latency once, the measured p2p efficiency for the size).
 double all_to_all_time_s(const hardware::ClusterSpec& cluster, int64_t ep, int64_t stride, double bytes);
+// The same all-to-all on the wire for the engine: payload / the achieved fraction to each in-node
+// member and, per other node, to its member on the GPU's rail; the latency once.
+EpLayerTraffic all_to_all_wire(const hardware::ClusterSpec& cluster, int64_t ep, int64_t stride, double bytes);
 
 // Per-GPU cost of the embedding lookup (forward, backward) and of final norm + logits + loss.
 struct EndTime {

@@ -13,6 +13,26 @@ namespace {
 
 double d(int64_t v) { return static_cast<double>(v); }
 
+// Adds `forward` layers' forward exchanges and `backward` layers' backward exchanges of `layer` to
+// a chunk's sum (the per-exchange bytes, latency and routing are the same for every MoE layer).
+void add_ep(EpLayerTraffic& sum, const EpLayerTraffic& layer, int64_t forward, int64_t backward) {
+  if (layer.exchanges_forward == 0 || (forward == 0 && backward == 0)) return;
+  sum.exchanges_forward += forward * layer.exchanges_forward;
+  sum.exchanges_backward += backward * layer.exchanges_backward;
+  sum.peer_bytes = layer.peer_bytes;
+  sum.node_bytes = layer.node_bytes;
+  sum.latency_s = layer.latency_s;
+  sum.exposed_forward_s += d(forward) * layer.exposed_forward_s;
+  sum.exposed_backward_s += d(backward) * layer.exposed_backward_s;
+  sum.window_forward_s += d(forward) * layer.window_forward_s;
+  sum.window_backward_s += d(backward) * layer.window_backward_s;
+  sum.expert_forward_s += d(forward) * layer.expert_forward_s;
+  sum.expert_backward_s += d(backward) * layer.expert_backward_s;
+  sum.routing_cv = layer.routing_cv;
+  sum.routing_z = layer.routing_z;
+  sum.capacity_factor = layer.capacity_factor;
+}
+
 }  // namespace
 
 StepCosts compute_step_costs(const ModelSpec& model, const ParallelSpec& par, const TrainingSpec& train,
@@ -101,6 +121,8 @@ StepCosts compute_step_costs(const ModelSpec& model, const ParallelSpec& par, co
     chunk.backward_s = rd * (layer.backward_s + layer.recompute_s) + (nd - rd) * kept.backward_s +
                        rm * (moe_layer.backward_s + moe_layer.recompute_s) + (nm - rm) * moe_kept.backward_s;
     chunk.tp_comm_s = rd * layer.tp_comm_s + (nd - rd) * kept.tp_comm_s + rm * moe_layer.tp_comm_s + (nm - rm) * moe_kept.tp_comm_s;
+    add_ep(chunk.ep, moe_layer.ep, static_cast<int64_t>(nm), static_cast<int64_t>(rm));
+    add_ep(chunk.ep, moe_kept.ep, 0, static_cast<int64_t>(nm - rm));
     const double offloaded = d(std::min<int64_t>(par.activation_offload_layers, chunk.layers));
     chunk.forward_s += offloaded * offload_fwd;
     chunk.backward_s += offloaded * offload_bwd;
@@ -135,6 +157,8 @@ StepCosts compute_step_costs(const ModelSpec& model, const ParallelSpec& par, co
         chunk.forward_s += k * (l.forward_s + proj + output.forward_s);
         chunk.backward_s += k * (l.backward_s + 2 * proj + output.backward_s);
         chunk.tp_comm_s += k * (l.tp_comm_s + output.tp_comm_s);
+        add_ep(chunk.ep, l.ep, model.mtp_modules, 0);
+        add_ep(chunk.ep, (moe ? moe_kept : kept).ep, 0, model.mtp_modules);  // backward_s above has no recompute
         chunk.param_count += k * ((moe ? moe_layer_params : params.per_layer / d(par.tp)) + 2 * d(model.hidden) * d(model.hidden) / d(par.tp));
       }
     }

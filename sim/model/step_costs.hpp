@@ -13,6 +13,28 @@ namespace trainsim::model {
 
 struct Calibration;  // model/compute.hpp
 
+// Expert-parallel exchanges of a mixture-of-experts layer (or, summed, of a chunk's MoE layers) as
+// the engine puts them on the network, one micro-batch, one GPU. The closed form folds them into
+// the pass times; the engine takes the folded part out and sends the bytes as flows instead.
+// Counts and times add over layers; bytes, latency and routing are per exchange (alike in a chunk).
+struct EpLayerTraffic {
+  int64_t exchanges_forward = 0;   // all-to-alls in the forward: dispatch and combine
+  int64_t exchanges_backward = 0;  // in the backward: their gradients (and the recomputed forward's)
+  double peer_bytes = 0;   // per exchange, on the wire to each other ep rank in the node
+  double node_bytes = 0;   // per exchange, on the wire to each other node of the group, to its GPU of
+                           // the same local index (DeepEP, and NCCL's PXN: the NIC on the rail)
+  double latency_s = 0;    // per exchange, before its bytes (the slower side's: NIC when there is one)
+  double exposed_forward_s = 0;   // the all-to-all time folded into forward_s (without the SM tax)
+  double exposed_backward_s = 0;  // into backward_s + recompute_s
+  double window_forward_s = 0;    // compute of the pass they hide under (ParallelSpec::ep_overlap)
+  double window_backward_s = 0;
+  double expert_forward_s = 0;    // routed-expert GEMMs of the pass at the slowest rank's expected load
+  double expert_backward_s = 0;   // (and of the recomputed forward under full recompute)
+  double routing_cv = 0;          // sd / mean of one ep rank's routed rows (uniform routing)
+  double routing_z = 0;           // how many sd above the mean the slowest rank is taken to be
+  double capacity_factor = 0;     // the cap on a rank's load over the mean (0: dropless)
+};
+
 // Cost of one model chunk (a run of consecutive layers on one pipeline rank) for ONE micro-batch.
 // With interleaving a pipeline rank holds `virtual_stages` chunks; otherwise one.
 struct ChunkCost {
@@ -29,6 +51,7 @@ struct ChunkCost {
   double tp_comm_s = 0;        // of which folded TP/CP collective time (forward + backward)
   double activation_bytes = 0; // bytes sent to the next chunk per micro-batch (forward); same back
   double param_count = 0;      // parameters held by one GPU for this chunk (after TP split)
+  EpLayerTraffic ep;           // its MoE layers' expert-parallel exchanges (folded in the times above)
 };
 
 // Cost of the whole step for one pipeline rank (stage).
