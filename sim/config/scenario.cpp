@@ -112,7 +112,7 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 const std::vector<std::string> kTopKeys = {"version",  "name",        "model",      "cluster", "parallelism",
                                            "training", "reliability", "contention", "stragglers", "link_faults", "engine"};
 const std::vector<std::string> kModelKeys = {"preset", "layers", "hidden",          "ffn_hidden",
-                                             "heads",  "kv_heads", "vocab",         "seq_len",
+                                             "heads",  "kv_heads", "head_dim", "vocab",         "seq_len",
                                              "ffn",    "tied_embeddings", "learned_position_embedding",
                                              "dropout", "moe", "mla", "mtp_modules"};
 const std::vector<std::string> kMlaKeys = {"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"};
@@ -125,7 +125,7 @@ const std::vector<std::string> kGpuKeys = {"base",      "name",      "hbm",     
 const std::vector<std::string> kIntraKeys = {"fabric",  "bandwidth", "latency", "pcie_switch_gpus", "pcie_switch_uplink",
                                              "sockets", "inter_socket_bandwidth"};
 const std::vector<std::string> kInterKeys = {"topology", "nic_bandwidth", "nics_per_node", "latency", "oversubscription", "routing", "nodes_per_leaf"};
-const std::vector<std::string> kParallelKeys = {"tp",       "pp",        "dp",        "cp",        "ep",
+const std::vector<std::string> kParallelKeys = {"tp",       "pp",        "dp",        "cp",        "ep",        "expert_tp",
                                                 "micro_batch", "schedule", "virtual_stages", "zero",
                                                 "recompute", "sequence_parallel", "overlap_grad_reduce", "layers_per_stage",
                                                 "defer_grad_reduce", "recompute_num_layers",
@@ -282,6 +282,7 @@ class Reader {
     read_count("heads", m.heads, kMaxCount);
     if (auto f = get(b, "kv_heads")) m.kv_heads = detail::to_int(*f, 1, kMaxCount);
     else if (!preset || m.kv_heads == preset_heads) m.kv_heads = m.heads;
+    if (auto f = get(b, "head_dim")) m.head_dim = detail::to_int(*f, 1, int64_t{1} << 16);
     read_count("vocab", m.vocab, int64_t{1} << 30);
     read_count("seq_len", m.seq_len, int64_t{1} << 30);
     if (auto f = get(b, "tied_embeddings")) m.tied_embeddings = detail::to_bool(*f);
@@ -304,7 +305,7 @@ class Reader {
       count("qk_rope_head_dim", m.mla.qk_rope_head_dim, 0);
     }
 
-    if (m.hidden % m.heads != 0)
+    if (m.head_dim == 0 && m.hidden % m.heads != 0)
       fail(at("model.heads"), "model.heads = " + str(m.heads) + " must divide model.hidden = " + str(m.hidden));
     if (m.heads % m.kv_heads != 0)
       fail(at("model.kv_heads"), "model.kv_heads = " + str(m.kv_heads) + " must divide model.heads = " + str(m.heads));
@@ -555,6 +556,7 @@ class Reader {
     if (auto f = get(b, "pp")) p.pp = detail::to_int(*f, 1, kMaxCount);
     if (auto f = get(b, "cp")) p.cp = detail::to_int(*f, 1, kMaxCount);
     if (auto f = get(b, "ep")) p.ep = detail::to_int(*f, 1, kMaxCount);
+    if (auto f = get(b, "expert_tp")) p.expert_tp = detail::to_int(*f, 1, kMaxCount);
     if (auto f = get(b, "ep_dispatcher"))
       p.ep_dispatcher = choice(*f, {"alltoall", "deepep"}, std::vector{model::EpDispatcher::kAllToAll, model::EpDispatcher::kDeepEp});
     if (auto f = get(b, "ep_overlap"))
@@ -807,15 +809,25 @@ class Reader {
     // FFNs split over tp too).
     if (p.ep > 1 && !m.is_moe())
       fail(at("parallelism.ep"), "parallelism.ep = " + str(p.ep) + " needs a mixture-of-experts model (model.moe)");
+    if (p.expert_tp > 0 && !m.is_moe())
+      fail(at("parallelism.expert_tp"), "parallelism.expert_tp needs a mixture-of-experts model (model.moe)");
     if (m.is_moe()) {
       if (m.moe.experts % p.ep != 0)
         fail(at("parallelism.ep"), "parallelism.ep = " + str(p.ep) + " must divide model.moe.experts = " + str(m.moe.experts));
-      if ((p.dp * p.cp) % p.ep != 0)
+      if (p.expert_tp == 0 && (p.dp * p.cp) % p.ep != 0)
         fail(at("parallelism.ep"), "parallelism.ep = " + str(p.ep) + " must divide dp * cp = " + str(p.dp * p.cp) +
-                                       " (expert parallelism is carved out of the data-parallel ranks)");
-      if (m.moe.expert_ffn_hidden % p.tp != 0)
-        fail(at("parallelism.tp"), "parallelism.tp = " + str(p.tp) + " must divide model.moe.expert_ffn_hidden = " +
-                                       str(m.moe.expert_ffn_hidden));
+                                       " (expert parallelism is carved out of the data-parallel ranks; parallelism.expert_tp "
+                                       "folds it over the tensor-parallel ranks too)");
+      if (p.expert_tp > 0 && p.tp % p.expert_tp != 0)
+        fail(at("parallelism.expert_tp"), "parallelism.expert_tp = " + str(p.expert_tp) + " must divide tp = " + str(p.tp));
+      if (p.expert_tp > 0 && (p.tp * p.cp * p.dp) % (p.ep * p.expert_tp) != 0)
+        fail(at("parallelism.expert_tp"), "parallelism.ep x expert_tp = " + str(p.ep * p.expert_tp) +
+                                              " must divide tp x cp x dp = " + str(p.tp * p.cp * p.dp) +
+                                              " (the expert layers' ranks are the stage's)");
+      if (m.moe.expert_ffn_hidden % p.etp() != 0)
+        fail(at(p.expert_tp > 0 ? "parallelism.expert_tp" : "parallelism.tp"),
+             std::string(p.expert_tp > 0 ? "parallelism.expert_tp = " : "parallelism.tp = ") + str(p.etp()) +
+                 " must divide model.moe.expert_ffn_hidden = " + str(m.moe.expert_ffn_hidden));
     }
 
     if (p.recompute_num_layers >= 0 && p.recompute != model::Recompute::kFull)

@@ -274,7 +274,15 @@ class Simulation {
   std::vector<std::vector<EpPeer>> ep_peers_;  // per simulated actor
   std::vector<sg4::BarrierPtr> ep_barrier_;    // per (stage, ep group) over its simulated members (full)
   double nic_sharers_ = 1;
-  int64_t ep_group(int64_t replica) const { return replica / sc_.parallel.ep; }
+  // The ep group a simulated GPU is in, numbered within its stage, and the group's global ranks:
+  // ep ranks ParallelSpec::ep_stride apart in the stage's rank order (the expert layers' own
+  // layout under folding, else carved out of the dp ranks).
+  int64_t stage_ranks() const { return layout_.tp * layout_.cp * layout_.dp; }
+  int64_t ep_group(int64_t replica, int64_t stage) const {
+    const int64_t q = layout_.rank(0, 0, replica, stage) - stage * stage_ranks();
+    return q / (sc_.parallel.ep * sc_.parallel.ep_stride());
+  }
+  int64_t ep_groups() const { return stage_ranks() / (sc_.parallel.ep * sc_.parallel.ep_stride()); }
   void plan_ep();
   // Share of a chunk's compute time that is folded TP/CP communication, once the engine plays the
   // expert-parallel exchanges itself.
@@ -288,17 +296,22 @@ class Simulation {
 
 void Simulation::plan_ep() {
   const auto& par = sc_.parallel;
-  // (An ep group that takes context-parallel ranks too, ep not dividing dp, keeps the folded times.)
-  ep_flows_ = par.ep > 1 && par.dp % par.ep == 0 && !(par.zero == 3 && replicas_total() > 1);
+  // (Without folding, an ep group that takes context-parallel ranks too, ep not dividing dp, keeps
+  // the folded times.)
+  ep_flows_ = par.ep > 1 && (par.expert_tp > 0 || par.dp % par.ep == 0) && !(par.zero == 3 && replicas_total() > 1);
   if (!ep_flows_) return;
+  const int64_t stride = par.ep_stride();
   ep_peers_.assign(static_cast<size_t>(replicas_ * p_), {});
+  std::vector<unsigned> simulated_members(static_cast<size_t>(p_ * ep_groups()), 0);
   for (int64_t r = 0; r < replicas_; ++r)
     for (int64_t st = 0; st < p_; ++st) {
       const int64_t me = layout_.rank(0, 0, r, st);
+      const int64_t q = me - st * stage_ranks();
+      ++simulated_members[static_cast<size_t>(st * ep_groups() + ep_group(r, st))];
       std::set<int64_t> nodes_done{layout_.node(me)};
       std::vector<int64_t> members;
-      const int64_t first = ep_group(r) * par.ep;
-      for (int64_t j = 0; j < par.ep; ++j) members.push_back(layout_.rank(0, 0, first + j, st));
+      const int64_t first = st * stage_ranks() + q / (par.ep * stride) * (par.ep * stride) + q % stride;
+      for (int64_t j = 0; j < par.ep; ++j) members.push_back(first + j * stride);
       auto& peers = ep_peers_[static_cast<size_t>(actor_index(r, st))];
       for (int64_t m : members)
         if (m != me && layout_.node(m) == layout_.node(me)) peers.push_back({host_of_rank(m), false});
@@ -312,9 +325,9 @@ void Simulation::plan_ep() {
         peers.push_back({host_of_rank(pick), true});
       }
     }
+  // Under full fidelity the group's simulated members (its TP-rank-0, CP-rank-0 GPUs) meet first.
   if (full_)
-    for (int64_t i = 0; i < p_ * (replicas_ / par.ep); ++i)
-      ep_barrier_.push_back(sg4::Barrier::create(static_cast<unsigned>(par.ep)));
+    for (unsigned n : simulated_members) ep_barrier_.push_back(n > 0 ? sg4::Barrier::create(n) : nullptr);
   // GPUs behind one NIC, of which the simulated ones send their own flows: under full fidelity the
   // simulated GPUs of a node sit tp x cp apart.
   const auto& cl = sc_.cluster;
@@ -483,7 +496,7 @@ void StageActor::exchange(const model::ChunkCost& cost, bool forward, double win
   if (n <= 0) return;
   if (s.full_) {
     const double t0 = sg4::Engine::get_clock();
-    s.ep_barrier_[static_cast<size_t>(stage_ * (s.replicas_ / s.sc_.parallel.ep) + s.ep_group(replica_))]->wait();
+    s.ep_barrier_[static_cast<size_t>(stage_ * s.ep_groups() + s.ep_group(replica_, stage_))]->wait();
     acc.comm_s += sg4::Engine::get_clock() - t0;  // waiting for the group's slowest member
   }
   const double start = sg4::Engine::get_clock();
@@ -514,7 +527,7 @@ void StageActor::draw_routing() {
   bool skewed = false;
   for (const auto& c : chunks) skewed |= s.ep_flows_ && c.ep.routing_cv > 0;
   if (!skewed) return;
-  std::mt19937_64 rng(s.opt_.seed * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(stage_ * 65537 + s.ep_group(replica_)));
+  std::mt19937_64 rng(s.opt_.seed * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(stage_ * 65537 + s.ep_group(replica_, stage_)));
   std::normal_distribution<double> normal;
   routing_.assign(static_cast<size_t>(s.v_ * s.m_ * 2), 1.0);
   for (int64_t c = 0; c < s.v_; ++c) {

@@ -331,7 +331,6 @@ LayerTime layer_time(const ModelSpec& model, const ParallelSpec& par, const Trai
   const double tokens = d(par.micro_batch) * d(model.seq_len) / d(par.cp);  // M: tokens on this GPU
   const double h = d(model.hidden);
   const double f = d(model.ffn_hidden > 0 ? model.ffn_hidden : 4 * model.hidden);
-  const double kv = d(model.kv_heads > 0 ? model.kv_heads : model.heads) * head_dim(model);
   const bool swiglu = model.ffn == Ffn::kSwiglu;
 
   // Weight GEMMs (m, n, k): QKV and MLP-up are column-parallel, out-proj and MLP-down row-parallel.
@@ -343,7 +342,7 @@ LayerTime layer_time(const ModelSpec& model, const ParallelSpec& par, const Trai
   // MLA: its down- and up-projections as one GEMM from the hidden state of the same FLOPs, the
   // output projection from heads x v_head_dim.
   const AttentionWidths aw = attention_widths(model);
-  const double qkv_n = model.is_mla() ? aw.qkv_weights / h : h + 2 * kv;
+  const double qkv_n = aw.qkv_weights / h;
   const double shapes[4][3] = {{tokens, qkv_n / t, h}, {tokens, h, aw.out / t}, {tokens, mlp_up / t, h}, {tokens, h, mlp_width / t}};
   double fwd_gemm[4] = {0, 0, 0, 0}, dgrad[4] = {0, 0, 0, 0}, wgrad[4] = {0, 0, 0, 0};
   double gemm_fwd = 0, gemm_bwd = 0;
@@ -359,13 +358,18 @@ LayerTime layer_time(const ModelSpec& model, const ParallelSpec& par, const Trai
   // Routed experts (grouped GEMMs): this GPU holds experts / ep of them; the ep ranks' tokens (each
   // tp group's, gathered) reach them top_k times over, evenly (balanced routing: the auxiliary loss
   // or bias the stacks train with), so each expert multiplies top_k x tokens x ep / experts rows at
-  // the expert width split over tp. The router is a tokens x experts GEMM; the permutation of the
-  // tokens into expert order and back streams the routed copies through HBM.
+  // the expert width split over tp. With expert_tp below tp (parallel folding) each of the tp /
+  // expert_tp sub-groups of a tp group routes its own share of the tokens and the width splits
+  // over expert_tp: tokens x expert_tp / tp rows a GPU routes. The router is a tokens x experts
+  // GEMM; the permutation of the tokens into expert order and back streams the routed copies
+  // through HBM.
   double expert_fwd = 0, expert_bwd = 0, routed_mem = 0, a2a = 0;
   EpLayerTraffic wire;
   if (experts) {
     const double e_total = d(model.moe.experts), k = d(model.moe.top_k);
     const double local = e_total / d(par.ep);
+    const double et = d(par.etp());
+    const double routed_tokens = tokens * et / t;
     // The slowest rank gates the layer: with top_k picks of tokens x ep tokens spread at random over
     // the ep ranks, a rank's routed rows are binomial (mean top_k x tokens, sd sqrt(mean (1 - 1/ep)));
     // the most loaded of ep ranks sits expected_max_normal(ep) sd above the mean. That is the floor
@@ -374,16 +378,16 @@ LayerTime layer_time(const ModelSpec& model, const ParallelSpec& par, const Trai
     // The engine draws the slowest rank's load per seed instead (EpLayerTraffic::routing_*).
     double imbalance = 1;
     if (par.ep > 1) {
-      const double mean = k * tokens;
+      const double mean = k * routed_tokens;
       wire.routing_cv = std::sqrt(mean * (1 - 1 / d(par.ep))) / mean;
       wire.routing_z = expected_max_normal(par.ep);
       wire.capacity_factor = model.moe.capacity_factor;
       imbalance = 1 + wire.routing_z * wire.routing_cv;
       if (model.moe.capacity_factor > 0) imbalance = std::min(imbalance, model.moe.capacity_factor);
     }
-    const double rows = imbalance * k * tokens * d(par.ep) / e_total;
+    const double rows = imbalance * k * routed_tokens * d(par.ep) / e_total;
     const double fe = d(model.moe.expert_ffn_hidden);
-    const double eshapes[2][3] = {{rows, (swiglu ? 2 * fe : fe) / t, h}, {rows, h, fe / t}};
+    const double eshapes[2][3] = {{rows, (swiglu ? 2 * fe : fe) / et, h}, {rows, h, fe / et}};
     for (const auto& s : eshapes) {
       expert_fwd += local * gemm_time_s(gpu, prec, s[0], s[1], s[2], c);
       expert_bwd += local * (gemm_time_s(gpu, prec, s[0], s[2], s[1], c) + gemm_time_s(gpu, prec, s[2], s[1], s[0], c));
@@ -392,19 +396,19 @@ LayerTime layer_time(const ModelSpec& model, const ParallelSpec& par, const Trai
     wire.expert_backward_s = expert_bwd;
     expert_fwd += gemm_time_s(gpu, prec, tokens, e_total, h, c);
     expert_bwd += gemm_time_s(gpu, prec, tokens, h, e_total, c) + gemm_time_s(gpu, prec, h, e_total, tokens, c);
-    const double routed = k * tokens * h * activation_bytes_per_value(prec);
-    routed_mem = 2 * 2 * routed + (swiglu ? kSwigluBytes : kGeluBytes) * k * tokens * fe / t;  // permute + unpermute (read, write)
+    const double routed = k * routed_tokens * h * activation_bytes_per_value(prec);
+    routed_mem = 2 * 2 * routed + (swiglu ? kSwigluBytes : kGeluBytes) * k * routed_tokens * fe / et;  // permute + unpermute (read, write)
     // Dispatch and combine: each GPU's routed tokens (top_k copies of its tokens' hidden states) to
     // the ep ranks holding their experts and back, ranks tp x cp apart (Megatron-Core's order
-    // tp-cp-ep-dp): model::all_to_all_time_s. DeepEP: each token crosses to each other node holding
+    // tp-cp-ep-dp; expert_tp apart when folded: ParallelSpec::ep_stride): model::all_to_all_time_s. DeepEP: each token crosses to each other node holding
     // one of its experts once (the expected number of distinct nodes among top_k uniform picks over
     // the group's nodes, capped by node-limited routing), then NVLink carries its top_k copies; in
     // fp8 the dispatch is fp8, the combine bf16 (the mean of the two per all-to-all).
-    const int64_t in_node = ep_ranks_per_node(cluster, par.ep, par.tp * par.cp);
+    const int64_t in_node = ep_ranks_per_node(cluster, par.ep, par.ep_stride());
     const int64_t nodes = std::max<int64_t>(1, par.ep / in_node);
     if (par.ep_dispatcher == EpDispatcher::kAllToAll) {
-      a2a = all_to_all_time_s(cluster, par.ep, par.tp * par.cp, routed);
-      const EpLayerTraffic w = all_to_all_wire(cluster, par.ep, par.tp * par.cp, routed);
+      a2a = all_to_all_time_s(cluster, par.ep, par.ep_stride(), routed);
+      const EpLayerTraffic w = all_to_all_wire(cluster, par.ep, par.ep_stride(), routed);
       wire.peer_bytes = w.peer_bytes;
       wire.node_bytes = w.node_bytes;
       wire.latency_s = w.latency_s;
@@ -413,9 +417,9 @@ LayerTime layer_time(const ModelSpec& model, const ParallelSpec& par, const Trai
       double distinct = n * (1 - std::pow(1 - 1 / n, k));
       if (model.moe.max_nodes_per_token > 0) distinct = std::min(distinct, d(model.moe.max_nodes_per_token));
       const double bytes = prec == Precision::kFp8 ? 1.5 : activation_bytes_per_value(prec);  // fp8 dispatch, bf16 combine
-      a2a = ep_exchange_time_s(cluster, k * tokens * h * bytes * d(in_node - 1) / d(in_node),
-                               tokens * h * bytes * distinct * (n - 1) / n);
-      ep_wire(cluster, k * tokens * h * bytes / d(in_node), in_node, tokens * h * bytes * distinct / n, nodes, wire);
+      a2a = ep_exchange_time_s(cluster, k * routed_tokens * h * bytes * d(in_node - 1) / d(in_node),
+                               routed_tokens * h * bytes * distinct * (n - 1) / n);
+      ep_wire(cluster, k * routed_tokens * h * bytes / d(in_node), in_node, routed_tokens * h * bytes * distinct / n, nodes, wire);
     }
   }
 
@@ -557,7 +561,7 @@ LayerTime layer_time(const ModelSpec& model, const ParallelSpec& par, const Trai
     case Recompute::kSelectiveOp:
       // wk (its share of the fused QKV GEMM), wo, w3 (half of the fused gate+up GEMM; gelu: fc2)
       // and every memory-bound op again (flops.cpp layer_recompute_flops).
-      lt.recompute_s = fwd_gemm[0] * kv / (h + 2 * kv) + fwd_gemm[1] + (swiglu ? fwd_gemm[2] / 2 : fwd_gemm[3]) + mem_fwd;
+      lt.recompute_s = fwd_gemm[0] * aw.k / (aw.q + aw.k + aw.v) + fwd_gemm[1] + (swiglu ? fwd_gemm[2] / 2 : fwd_gemm[3]) + mem_fwd;
       break;
     case Recompute::kFull:
       lt.recompute_s = lt.forward_s;

@@ -11,18 +11,13 @@ LayerFlops layer_forward_flops(const ModelSpec& m, int64_t micro_batch, bool moe
   const double tokens = d(micro_batch) * d(m.seq_len);
   const double h = d(m.hidden);
   const double f = d(m.ffn_hidden);
-  const double kv = d(m.kv_heads > 0 ? m.kv_heads : m.heads) * head_dim(m);
   LayerFlops l;
-  l.qkv = 2 * tokens * h * (h + 2 * kv);
-  l.attention = 2 * 2 * tokens * d(m.seq_len) * h;
-  l.out_proj = 2 * tokens * h * h;
-  if (m.is_mla()) {
-    // Latent attention: its projections, and scores over the query/key width, values over theirs.
-    const AttentionWidths w = attention_widths(m);
-    l.qkv = 2 * tokens * w.qkv_weights;
-    l.attention = 2 * tokens * d(m.seq_len) * (w.q + w.out);
-    l.out_proj = 2 * tokens * w.out * h;
-  }
+  // Projections; scores over the query/key width and values over theirs (4 s^2 b h with standard
+  // heads; latent attention's own widths: attention_widths).
+  const AttentionWidths w = attention_widths(m);
+  l.qkv = 2 * tokens * w.qkv_weights;
+  l.attention = 2 * tokens * d(m.seq_len) * (w.q + w.out);
+  l.out_proj = 2 * tokens * w.out * h;
   l.mlp = (m.ffn == Ffn::kSwiglu ? 3 : 2) * 2 * tokens * h * f;
   if (moe && m.is_moe()) {
     const double per_expert = (m.ffn == Ffn::kSwiglu ? 3 : 2) * 2 * tokens * h * d(m.moe.expert_ffn_hidden);
@@ -44,8 +39,8 @@ double layer_recompute_flops(const ModelSpec& m, int64_t micro_batch, Recompute 
       // wq, wk, wv, wo, w1, w3, w2 (gelu: fc1, fc2) those are wk, wo and w3 (gelu: fc2), each
       // 2 s b h x its width.
       const double h = d(m.hidden), f = d(m.ffn_hidden > 0 ? m.ffn_hidden : 4 * m.hidden);
-      const double kv = d(m.kv_heads > 0 ? m.kv_heads : m.heads) * h / d(m.heads);
-      return 2 * d(micro_batch) * d(m.seq_len) * h * (kv + h + f);
+      const AttentionWidths w = attention_widths(m);
+      return 2 * d(micro_batch) * d(m.seq_len) * h * (w.k + w.out + f);
     }
     case Recompute::kFull: return layer_forward_flops(m, micro_batch).total();
   }

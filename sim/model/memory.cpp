@@ -25,7 +25,8 @@ bool has_dropout(const ModelSpec& m) { return m.dropout.value_or(m.ffn == Ffn::k
 
 // Derivation of the per-layer activation bytes (one micro-batch; s = seq_len / cp, b micro-batch,
 // h hidden, a heads, g = kv_heads / heads, f ffn_hidden, e bytes per activation element (2),
-// dropout masks 1 byte per element). Following Korthikanti et al. 2022 Sec. 4.1, each operation
+// dropout masks 1 byte per element; with model.head_dim, Q and the output projection's input are
+// heads x head_dim wide instead of h). Following Korthikanti et al. 2022 Sec. 4.1, each operation
 // keeps its inputs for the backward:
 //   norms:      the two norms keep their inputs                          2 * e sbh          [R]
 //   attention:  QKV projection input                                     e sbh              [R]
@@ -61,7 +62,6 @@ LayerTerms layer_terms(const ModelSpec& m, const ParallelSpec& par, const Traini
   const double b = static_cast<double>(par.micro_batch);
   const double h = static_cast<double>(m.hidden);
   const double a = static_cast<double>(m.heads);
-  const double g = static_cast<double>(m.kv_heads > 0 ? m.kv_heads : m.heads) / a;
   const double f = static_cast<double>(m.ffn_hidden > 0 ? m.ffn_hidden : 4 * m.hidden);
   const double e = activation_element_bytes(train.precision);
   const double d = has_dropout(m) ? 1 : 0;
@@ -91,13 +91,11 @@ LayerTerms layer_terms(const ModelSpec& m, const ParallelSpec& par, const Traini
     mlp = (k + shared) * per_expert;
     t.replicated += k * gemm_in * sbh + 4 * s * b * static_cast<double>(m.moe.experts);
   }
-  t.split = (e + 2 * e * g + out_proj) * sbh + mlp;
-  if (m.is_mla()) {
-    // Latent attention: Q, K (nope + rope a head) and V after the up-projections, the output
-    // projection's input (heads x v_head_dim), and the latents the up-projections read.
-    const AttentionWidths w = attention_widths(m);
-    t.split = s * b * (e * (w.q + w.k + w.v) + out_proj * w.out + gemm_in * w.latent) + mlp;
-  }
+  // Q, K and V (GQA: kv_heads x head_dim each), the output projection's input; latent attention
+  // adds the latents the up-projections read (Q, K with nope + rope a head, V and the output
+  // projection's input at heads x v_head_dim: attention_widths).
+  const AttentionWidths w = attention_widths(m);
+  t.split = s * b * (e * (w.q + w.k + w.v) + out_proj * w.out + gemm_in * w.latent) + mlp;
   // Flash attention never materialises the s x s scores: it keeps only the fp32 softmax
   // statistics (one per row per head), which is what selective recompute achieves by hand.
   t.attention = train.flash_attention ? 4 * a * s * b : (e + d * (1 + e)) * a * s * s * b;
@@ -111,7 +109,6 @@ LayerTerms layer_terms(const ModelSpec& m, const ParallelSpec& par, const Traini
     t.gemm_inputs = 0;
   }
   if (par.recompute_mla_up_proj && m.is_mla()) {
-    const AttentionWidths w = attention_widths(m);
     t.split -= e * s * b * (w.q + w.k + w.v);
   }
   if (par.recompute_moe_act && moe && m.is_moe()) {
@@ -119,7 +116,7 @@ LayerTerms layer_terms(const ModelSpec& m, const ParallelSpec& par, const Traini
     t.split -= static_cast<double>(m.moe.top_k + m.moe.shared_experts) * gemm_in * sbfe;  // the down-projection inputs
   }
   t.op_replicated = 2 * e * sbh;
-  t.op_split = (e + e * g + e) * sbh + e * sbf;
+  t.op_split = e * s * b * (w.q + w.v + w.out) + e * sbf;
   t.input = e * sbh;
   return t;
 }
@@ -283,11 +280,12 @@ std::vector<MemoryBreakdown> stages_memory(const ModelSpec& m, const ParallelSpe
   const double layer_params = (pc.attention + pc.mlp) / t + pc.norms;
   // A mixture-of-experts layer on one GPU: the part every data-parallel rank holds (attention,
   // norms, router, shared experts) and its share of the routed experts (experts / ep of them,
-  // their FFNs split over tp), whose states shard over the expert-data-parallel ranks, dp x cp / ep.
+  // their FFNs split over expert_tp), whose states shard over the expert-data-parallel ranks,
+  // tp x cp x dp / (ep x expert_tp) (dp x cp / ep without folding).
   const double ep = static_cast<double>(std::max<int64_t>(par.ep, 1));
   const double moe_common_params =
       m.is_moe() ? pc.attention / t + pc.norms + pc.router + static_cast<double>(m.moe.shared_experts) * pc.expert / t : 0;
-  const double moe_expert_params = m.is_moe() ? static_cast<double>(m.moe.experts) / ep * pc.expert / t : 0;
+  const double moe_expert_params = m.is_moe() ? static_cast<double>(m.moe.experts) / ep * pc.expert / static_cast<double>(par.etp()) : 0;
   const std::vector<int64_t> moe_layers = stage_moe_layers(m, par);
   const double embedding_params = pc.embedding / t + pc.position;
   const double output_params = pc.output / t + pc.final_norm + (m.tied_embeddings && p > 1 ? pc.embedding / t : 0);
@@ -335,8 +333,7 @@ std::vector<MemoryBreakdown> stages_memory(const ModelSpec& m, const ParallelSpe
 
     MemoryBreakdown mb = model_states(params, train, par.zero, shard_ranks);
     if (expert_params > 0) {
-      const MemoryBreakdown ex = model_states(expert_params, train, par.zero,
-                                              std::max<int64_t>(shard_ranks / std::max<int64_t>(par.ep, 1), 1));
+      const MemoryBreakdown ex = model_states(expert_params, train, par.zero, std::max<int64_t>(par.expert_dp(), 1));
       mb.params += ex.params;
       mb.weights += ex.weights;
       mb.gradients += ex.gradients;

@@ -19,7 +19,7 @@ constexpr Ffn kS = Ffn::kSwiglu;
 // GPT/Megatron rows: gelu, ffn 4h, tied embeddings, learned positions, vocab padded to 51200
 // (Megatron pads GPT-2's 50257 to a multiple of 128 * TP), seq 2048.
 // Llama rows (Touvron et al. 2023; Llama Team 2024, Table 3): swiglu, untied output, rotary positions.
-const std::array<Row, 20> kPresets = {{
+const std::array<Row, 21> kPresets = {{
     // GPT-3 175B (Brown et al. 2020, Table 2.1): 96 layers, d 12288, 96 heads. Eq.2 gives 174.6B,
     // the size Megatron SC21 reports for it (published_runs: megatron_sc21_t2_ptdp_174.6B_384gpu).
     {"gpt3-175b", 96, 12288, 49152, 96, 96, 51200, 2048, kG, true, true},
@@ -54,6 +54,12 @@ const std::array<Row, 20> kPresets = {{
     // inference/configs/config_671B.json): 61 layers, hidden 7168, 128 heads, the first 3 layers
     // dense with FFN 18432, vocab 129280, pre-training sequence 4096, untied output layer.
     {"deepseek-v3", 61, 7168, 18432, 128, 128, 129280, 4096, kS, false, false},
+    // Qwen3-235B-A22B (Qwen Team 2025, arXiv 2505.09388, Table 2; the Megatron arguments of
+    // THUDM/slime scripts/models/qwen3-235B-A22B.sh): 94 layers, hidden 4096, 64 query heads and 4
+    // key-value heads of 128 (head_dim below: 64 x 128 = 8192 is wider than the hidden size), vocab
+    // 151936, untied output; pre-training sequence 4096 (Sec. 3.2, stages 1-2). Its dense FFN
+    // width 12288 is unused: every layer has experts.
+    {"qwen3-235b-a22b", 94, 4096, 12288, 64, 4, 151936, 4096, kS, false, false},
 }};
 
 // The experts and latent attention of the mixture-of-experts presets.
@@ -62,7 +68,7 @@ struct MoeRow {
   MoeSpec moe;
   MlaSpec mla;
 };
-const std::array<MoeRow, 3> kMoePresets = {{
+const std::array<MoeRow, 4> kMoePresets = {{
     // Mixtral: 8 experts, top 2, every layer (Table 1).
     {"mixtral-8x7b", {8, 2, 14336, 0, 0, 0}, {}},
     {"mixtral-8x22b", {8, 2, 16384, 0, 0, 0}, {}},
@@ -70,6 +76,8 @@ const std::array<MoeRow, 3> kMoePresets = {{
     // the first three's; MLA with query latent 1536, key-value latent 512, 128 + 64 (rope) per head
     // for queries and keys, 128 for values. Dropless (no token dropping, Sec. 2.1.2).
     {"deepseek-v3", {256, 8, 2048, 1, 3, 0}, {1536, 512, 128, 64, 128}},
+    // Qwen3-235B-A22B: 128 experts of width 1536, top 8, no shared expert, every layer (same sources).
+    {"qwen3-235b-a22b", {128, 8, 1536, 0, 0, 0}, {}},
 }};
 
 }  // namespace
@@ -95,6 +103,7 @@ std::optional<ModelSpec> find_model_preset(std::string_view name) {
         m.mla = e.mla;
       }
     if (name == "deepseek-v3") m.mtp_modules = 1;  // Sec. 4.2: "the MTP depth D is set to 1"
+    if (name == "qwen3-235b-a22b") m.head_dim = 128;  // --kv-channels 128
     return m;
   }
   return std::nullopt;

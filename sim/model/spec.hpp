@@ -2,6 +2,7 @@
 // settings. Filled by config/ from the scenario YAML; read by everything else. No logic here.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -69,6 +70,7 @@ struct ModelSpec {
   int64_t ffn_hidden = 0;      // default 4*hidden (gelu) when a scenario gives none
   int64_t heads = 0;
   int64_t kv_heads = 0;        // grouped-query attention; = heads when not given
+  int64_t head_dim = 0;        // per-head width; 0 = hidden / heads (Qwen3: 128 with 64 heads on 4096)
   int64_t vocab = 0;
   int64_t seq_len = 0;
   Ffn ffn = Ffn::kGelu;
@@ -100,6 +102,18 @@ struct ParallelSpec {
   // data-parallel ones (Megatron-Core: experts per rank = experts / ep; the expert weights' data
   // parallelism is dp x cp / ep). 1 = every rank holds every expert.
   int64_t ep = 1;
+  // Expert tensor parallelism (Megatron-Core's --expert-tensor-parallel-size, "MoE parallel
+  // folding"): the routed experts' FFNs split over expert_tp ranks instead of tp, and the expert
+  // layers laid out on their own: etp fastest, then ep, then expert data parallelism, over the
+  // stage's tp x cp x dp ranks, so an ep group is ep consecutive ranks expert_tp apart (with
+  // expert_tp 1 and tp 2, ep 8 fills one node where the tp-cp-ep-dp order would span two).
+  // 0 = tp, and ep carved out of dp x cp, tp x cp apart (the order before folding).
+  int64_t expert_tp = 0;
+  int64_t etp() const { return expert_tp > 0 ? expert_tp : tp; }
+  // Rank distance between consecutive members of an ep group.
+  int64_t ep_stride() const { return expert_tp > 0 ? expert_tp : tp * cp; }
+  // Ranks holding the same experts (their states shard over these under ZeRO).
+  int64_t expert_dp() const { return tp * cp * dp / (std::max<int64_t>(ep, 1) * etp()); }
   EpOverlap ep_overlap = EpOverlap::kNone;
   EpDispatcher ep_dispatcher = EpDispatcher::kAllToAll;
   // Megatron-Core's --recompute-modules (parallelism.recompute_modules), each re-run in the

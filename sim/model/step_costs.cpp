@@ -79,7 +79,7 @@ StepCosts compute_step_costs(const ModelSpec& model, const ParallelSpec& par, co
   // experts (tp-split) and experts / ep of the routed ones.
   const double moe_layer_params = moe ? params.attention / d(par.tp) + params.norms + params.router +
                                             d(model.moe.shared_experts) * params.expert / d(par.tp) +
-                                            d(model.moe.experts) / d(par.ep) * params.expert / d(par.tp)
+                                            d(model.moe.experts) / d(par.ep) * params.expert / d(par.etp())
                                       : 0;
   const double layer_recompute = layer_recompute_flops(model, par.micro_batch, par.recompute) / per_gpu;
   const double logits_fwd_flops = logits_forward_flops(model, par.micro_batch) / per_gpu;

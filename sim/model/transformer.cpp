@@ -6,12 +6,14 @@ AttentionWidths attention_widths(const ModelSpec& m) {
   const double h = static_cast<double>(m.hidden);
   AttentionWidths w;
   if (!m.is_mla()) {
+    // Queries and the output projection heads x head_dim wide (the hidden size unless head_dim says
+    // otherwise), keys and values kv_heads x head_dim.
     const double kv = static_cast<double>(m.kv_heads > 0 ? m.kv_heads : m.heads) * head_dim(m);
-    w.q = h;
+    w.q = static_cast<double>(m.heads) * head_dim(m);
     w.k = kv;
     w.v = kv;
-    w.out = h;
-    w.qkv_weights = h * (h + 2 * kv);
+    w.out = w.q;
+    w.qkv_weights = h * (w.q + 2 * kv);
     return w;
   }
   const double heads = static_cast<double>(m.heads);
@@ -34,15 +36,11 @@ ParamCounts count_params(const ModelSpec& m) {
   ParamCounts c;
   const double h = static_cast<double>(m.hidden);
   const double f = static_cast<double>(m.ffn_hidden);
-  const double kv = static_cast<double>(m.kv_heads > 0 ? m.kv_heads : m.heads) * head_dim(m);
   const bool gpt = m.ffn == Ffn::kGelu;
-  // Q and O are h x h; K and V are h x kv each. MLA: its projections (attention_widths) and the
-  // two latent norms, no biases.
-  c.attention = 2 * h * h + 2 * h * kv + (gpt ? (h + 2 * kv) + h : 0);
-  if (m.is_mla()) {
-    const AttentionWidths w = attention_widths(m);
-    c.attention = w.qkv_weights + w.out * h + w.latent_norms;
-  }
+  // Q and O are h x q (q = heads x head_dim, h unless head_dim says otherwise); K and V h x kv each;
+  // GPT adds their biases. MLA: its projections (attention_widths) and the two latent norms.
+  const AttentionWidths w = attention_widths(m);
+  c.attention = w.qkv_weights + w.out * h + (m.is_mla() ? w.latent_norms : gpt ? (w.q + w.k + w.v) + h : 0);
   c.mlp = gpt ? 2 * h * f + f + h : 3 * h * f;
   c.norms = gpt ? 4 * h : 2 * h;
   c.per_layer = c.attention + c.mlp + c.norms;

@@ -30,7 +30,9 @@ struct ParamCounts {
 ParamCounts count_params(const ModelSpec& m);
 
 // Head dimension = hidden / heads.
-inline double head_dim(const ModelSpec& m) { return static_cast<double>(m.hidden) / static_cast<double>(m.heads); }
+inline double head_dim(const ModelSpec& m) {
+  return m.head_dim > 0 ? static_cast<double>(m.head_dim) : static_cast<double>(m.hidden) / static_cast<double>(m.heads);
+}
 
 // The attention's widths per token (whole model width), multi-head / grouped-query or latent (MLA):
 struct AttentionWidths {

@@ -63,7 +63,7 @@ TEST(ModelPresets, ShapesAndConventions) {
   EXPECT_TRUE(m->tied_embeddings);
   EXPECT_TRUE(m->learned_position_embedding);
   EXPECT_FALSE(model::find_model_preset("llama3-406b"));
-  EXPECT_EQ(model::model_preset_names().size(), 20u);  // 17 dense, 3 mixture-of-experts (test/model/moe_test.cpp)
+  EXPECT_EQ(model::model_preset_names().size(), 21u);  // 17 dense, 4 mixture-of-experts (test/model/moe_test.cpp)
   EXPECT_FALSE(m->is_moe());
   EXPECT_TRUE(model::find_model_preset("deepseek-v3")->is_moe());
 }

@@ -397,7 +397,7 @@ TEST(ScenarioErrors, Ranges) {
             "t.yaml:3:11: unknown model preset 'llama3-406b' (did you mean 'llama3-405b'?); known presets: gpt3-175b, "
             "llama2-7b, llama2-13b, llama2-70b, llama3-8b, llama3-70b, llama3-405b, megatron-1.7b, megatron-3.6b, "
             "megatron-7.5b, megatron-18.4b, megatron-39.1b, megatron-76.1b, megatron-145.6b, megatron-310.1b, "
-            "megatron-529.6b, megatron-1008b, mixtral-8x7b, mixtral-8x22b, deepseek-v3");
+            "megatron-529.6b, megatron-1008b, mixtral-8x7b, mixtral-8x22b, deepseek-v3, qwen3-235b-a22b");
 }
 
 TEST(ScenarioErrors, GpuCountMismatch) {
@@ -802,7 +802,15 @@ TEST(ScenarioErrors, MixtureOfExperts) {
             "t.yaml:17:7: parallelism.ep = 3 must divide model.moe.experts = 8");
   EXPECT_EQ(error_of(with("  seq_len: 2048", "  seq_len: 2048\n  moe: {experts: 16, expert_ffn_hidden: 1024}",
                           with("  dp: 4", "  dp: 4\n  ep: 8"))),
-            "t.yaml:17:7: parallelism.ep = 8 must divide dp * cp = 4 (expert parallelism is carved out of the data-parallel ranks)");
+            "t.yaml:17:7: parallelism.ep = 8 must divide dp * cp = 4 (expert parallelism is carved out of the data-parallel "
+            "ranks; parallelism.expert_tp folds it over the tensor-parallel ranks too)");
+  // Folded (expert_tp): the expert layers take the stage's tp x cp x dp ranks, ep x expert_tp of them a group.
+  const std::string sixteen = "  seq_len: 2048\n  moe: {experts: 16, expert_ffn_hidden: 1024}";
+  EXPECT_EQ(error_of(with("  seq_len: 2048", sixteen, with("  dp: 4", "  dp: 4\n  ep: 8\n  expert_tp: 1"))), "no error");
+  EXPECT_EQ(error_of(with("  seq_len: 2048", sixteen, with("  dp: 4", "  dp: 4\n  ep: 16\n  expert_tp: 1"))),
+            "t.yaml:18:14: parallelism.ep x expert_tp = 16 must divide tp x cp x dp = 8 (the expert layers' ranks are the stage's)");
+  EXPECT_EQ(error_of(with("  seq_len: 2048", sixteen, with("  dp: 4", "  dp: 4\n  ep: 2\n  expert_tp: 3"))),
+            "t.yaml:18:14: parallelism.expert_tp = 3 must divide tp = 2");
   EXPECT_EQ(error_of(with("  seq_len: 2048", "  seq_len: 2048\n  moe: {experts: 2, top_k: 3, expert_ffn_hidden: 1024}")),
             "t.yaml:8:28: model.moe.top_k must be at most 2, got '3'");
   EXPECT_EQ(error_of(with("  seq_len: 2048", "  seq_len: 2048\n  moe: {experts: 8, expert_ffn_hidden: 1024, first_dense_layers: 24}")),

@@ -186,12 +186,16 @@ TEST(Moe, StepCostsCountTheActiveFlops) {
 
 // The presets against their publishers' totals: Mixtral 8x7B 46.7B / 12.9B (the paper's 47B /
 // 13B), 8x22B 141B / 39B (Mistral), DeepSeek-V3 671B total and 37B active (report, abstract; the
-// main model without its multi-token-prediction module), within 1%.
+// main model without its multi-token-prediction module), Qwen3-235B-A22B 235B and 22B (Qwen3
+// report, Table 2), within 1%.
 TEST(Moe, PresetsHaveThePublishedSizes) {
   const struct {
     const char* name;
     double total, active;
-  } rows[] = {{"mixtral-8x7b", 46.7e9, 12.9e9}, {"mixtral-8x22b", 141e9, 39e9}, {"deepseek-v3", 671e9, 37e9}};
+  } rows[] = {{"mixtral-8x7b", 46.7e9, 12.9e9},
+              {"mixtral-8x22b", 141e9, 39e9},
+              {"deepseek-v3", 671e9, 37e9},
+              {"qwen3-235b-a22b", 235e9, 22e9}};
   for (const auto& r : rows) {
     SCOPED_TRACE(r.name);
     const auto m = find_model_preset(r.name);
@@ -257,6 +261,58 @@ TEST(Moe, TheSlowestExpertRankGatesTheLayerUnlessACapacityCapsIt) {
   const double alone = layer_time(m, par, train, cluster, default_calibration(), true).forward_s;
   m.moe.capacity_factor = 0;
   EXPECT_DOUBLE_EQ(layer_time(m, par, train, cluster, default_calibration(), true).forward_s, alone);
+}
+
+// A head width apart from hidden / heads (Qwen3: 64 heads of 128 on a 4096 hidden size): queries
+// and the output projection are 8192 wide, keys and values 4 x 128. Per layer 4096 x (8192 + 2 x
+// 512) + 8192 x 4096 attention weights, and 4 s^2 b x 8192 attention FLOPs forward (the scores over
+// the query width, the values over theirs) against 4 s^2 b x 4096 without head_dim.
+TEST(Moe, HeadWidthApartFromHiddenOverHeads) {
+  const auto m = find_model_preset("qwen3-235b-a22b");
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(m->head_dim, 128);
+  EXPECT_DOUBLE_EQ(count_params(*m).attention, 4096.0 * (8192 + 2 * 512) + 8192.0 * 4096);
+  ModelSpec plain = *m;
+  plain.head_dim = 0;
+  const double s = 4096;
+  EXPECT_DOUBLE_EQ(layer_forward_flops(*m, 1).attention, 4 * s * s * 8192);
+  EXPECT_DOUBLE_EQ(layer_forward_flops(plain, 1).attention, 4 * s * s * 4096);
+  EXPECT_DOUBLE_EQ(layer_forward_flops(*m, 1).qkv, 2 * s * 4096 * (8192 + 2 * 512));
+}
+
+// Parallel folding (expert_tp): with tp 2 the tp-cp-ep-dp order puts an ep group of 8 two ranks
+// apart, over two nodes; expert_tp 1 lays the expert layers out on their own, 8 consecutive ranks,
+// one node. Each GPU then routes half the TP group's tokens (the other TP rank routes the rest) at
+// the experts' whole width: the same expert FLOPs, all-to-alls of half the bytes on NVLink only
+// (all_to_all_time_s at stride 1), and the experts' states held once per tp x dp / (ep x 1) ranks.
+TEST(Moe, FoldingKeepsTheExpertGroupInTheNode) {
+  const ModelSpec m = mixtral_8x7b();
+  TrainingSpec train;
+  train.global_batch = 8;
+  ParallelSpec par;
+  par.tp = 2;
+  par.sequence_parallel = true;
+  par.dp = 8;
+  par.ep = 8;
+  const auto cluster = dgx_h100(2);
+  const double routed = 2.0 * 4096 * 4096 * 2;  // top 2 x the TP group's tokens x hidden x 2 bytes
+  const LayerTime spread = layer_time(m, par, train, cluster, default_calibration(), true);
+  EXPECT_NEAR(spread.ep_comm_s, 4 * all_to_all_time_s(cluster, 8, 2, routed), 1e-12);
+  ParallelSpec folded = par;
+  folded.expert_tp = 1;
+  EXPECT_EQ(folded.ep_stride(), 1);
+  EXPECT_EQ(folded.expert_dp(), 2);  // 2 x 8 / (8 x 1)
+  const LayerTime in_node = layer_time(m, folded, train, cluster, default_calibration(), true);
+  EXPECT_NEAR(in_node.ep_comm_s, 4 * all_to_all_time_s(cluster, 8, 1, routed / 2), 1e-12);
+  EXPECT_LT(in_node.ep_comm_s, spread.ep_comm_s / 4);
+  // Same FLOPs either way.
+  auto flops = [&](const ParallelSpec& p) {
+    double f = 0;
+    for (const auto& st : compute_step_costs(m, p, train, cluster).stages)
+      for (const auto& ch : st.chunks) f += ch.forward_flops;
+    return f;
+  };
+  EXPECT_DOUBLE_EQ(flops(folded), flops(par));
 }
 
 }  // namespace
