@@ -261,14 +261,18 @@ class Simulation {
   double calls_per_job_ = 1;
 
   // Expert parallelism (model.moe with ep > 1): the all-to-alls go on the network as flows from each
-  // simulated GPU to its ep group's peers: each other member in its node, and per other node of the
-  // group the member of the same local index (DeepEP and NCCL's PXN cross on the GPU's own rail).
+  // simulated GPU to its ep group's peers: per other node of the group, the member of the same local
+  // index (DeepEP and NCCL's PXN cross on the GPU's own rail); inside the node one flow to the next
+  // member carrying what goes to all of them (their flows would share the sender's own NVSwitch port
+  // or the node's PCIe link, and each member's port takes one such flow from its predecessor: the
+  // same time, a seventh of the flows on a DGX).
   // Under symmetric fidelity only the simulated GPU sends; every GPU sends alike, so its own links
   // carry what they would, and the GPUs sharing its NIC (not simulated) are counted by sending its
   // inter-node bytes that many times over (nic_sharers_). ZeRO-3 keeps the folded times.
   struct EpPeer {
     sg4::Host* host = nullptr;
     bool other_node = false;
+    double members = 1;  // in-node: the members whose bytes this flow carries
   };
   bool ep_flows_ = false;
   std::vector<std::vector<EpPeer>> ep_peers_;  // per simulated actor
@@ -313,8 +317,13 @@ void Simulation::plan_ep() {
       const int64_t first = st * stage_ranks() + q / (par.ep * stride) * (par.ep * stride) + q % stride;
       for (int64_t j = 0; j < par.ep; ++j) members.push_back(first + j * stride);
       auto& peers = ep_peers_[static_cast<size_t>(actor_index(r, st))];
+      std::vector<int64_t> in_node;  // from the member after me round to the one before
       for (int64_t m : members)
-        if (m != me && layout_.node(m) == layout_.node(me)) peers.push_back({host_of_rank(m), false});
+        if (layout_.node(m) == layout_.node(me)) in_node.push_back(m);
+      const auto mine = std::find(in_node.begin(), in_node.end(), me) - in_node.begin();
+      if (in_node.size() > 1)
+        peers.push_back({host_of_rank(in_node[static_cast<size_t>(mine + 1) % in_node.size()]), false,
+                         static_cast<double>(in_node.size() - 1)});
       // Per other node: the member on my rail, else its first member there.
       for (int64_t m : members) {
         if (nodes_done.count(layout_.node(m))) continue;
@@ -322,7 +331,7 @@ void Simulation::plan_ep() {
         for (int64_t o : members)
           if (layout_.node(o) == layout_.node(m) && layout_.local(o) == layout_.local(me)) pick = o;
         nodes_done.insert(layout_.node(m));
-        peers.push_back({host_of_rank(pick), true});
+        peers.push_back({host_of_rank(pick), true, 1});
       }
     }
   // Under full fidelity the group's simulated members (its TP-rank-0, CP-rank-0 GPUs) meet first.
@@ -505,7 +514,7 @@ void StageActor::exchange(const model::ChunkCost& cost, bool forward, double win
   if (ep.latency_s > 0) sg4::this_actor::sleep_for(n * ep.latency_s);
   std::vector<sg4::CommPtr> comms;
   for (const auto& peer : s.ep_peers_[static_cast<size_t>(s.actor_index(replica_, stage_))]) {
-    const double bytes = n * (peer.other_node ? ep.node_bytes * s.nic_sharers_ : ep.peer_bytes);
+    const double bytes = n * (peer.other_node ? ep.node_bytes * s.nic_sharers_ : ep.peer_bytes * peer.members);
     if (bytes >= 1) comms.push_back(sg4::Comm::sendto_async(me, peer.host, static_cast<uint64_t>(std::round(bytes))));
   }
   sg4::Comm::wait_all(comms);

@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <string>
 
@@ -48,6 +51,58 @@ TEST(MoeValidation, ExpertParallelismAcrossNodesCostsTheFabricGap) {
   const double tp_alone = comm(" --set parallelism.tp=8 --set parallelism.dp=8");
   EXPECT_GT(intra, 0.0);
   EXPECT_GT(inter - tp_alone, 3 * intra);
+}
+
+// Qwen3-235B-A22B on 256 H100 (32 DGX nodes, 8 x 400G IB a node), BF16, sequence 4096, batch 2048:
+// the five rows of yanring/Megatron-MoE-ModelZoo best_practice/qwen3/readme.md's H100 table
+// (test/validation/moe_runs.md Sec. 3.1), each layout as printed (symmetric fidelity: within 1% of
+// full here, at a fraction of its time): every row's EDP and ETP 1 mean
+// the expert layers are folded (parallel.expert_tp 1). Step times published: 19.7, 17.6, 17.6,
+// 24.2, 29.0 s. trainsim measured (2026-12-04): 18.65, 14.14, 18.09, 17.99, 19.09 s: -5.3%,
+// -19.6%, +2.8%, -25.7%, -34.2%, mean |error| 17.5%. The last two (the A2A dispatcher over 32
+// stages of about one layer a chunk; TP 4 without recompute) are the model's worst: optimistic,
+// as the dense model was before issue 13. The test holds the mean and the worst where they are.
+TEST(MoeValidation, Qwen3On256H100MegatronModelZooRows) {
+  const std::string yaml = trainsim::testing::tmp("qwen3.yaml");
+  std::ofstream(yaml) << "version: 1\nname: qwen3-256\nmodel:\n  preset: qwen3-235b-a22b\n"
+                         "cluster:\n  gpu: h100-sxm\n  nodes: 32\n  gpus_per_node: 8\n"
+                         "parallelism:\n  tp: 2\n  sequence_parallel: true\n  expert_tp: 1\n  ep_dispatcher: deepep\n"
+                         "  micro_batch: 1\n  zero: 1\n  recompute: none\n  recompute_modules: [layernorm, moe_act]\n"
+                         "training:\n  global_batch: 2048\n";
+  const std::string vpp4 = " --set parallelism.schedule=interleaved --set parallelism.virtual_stages=4";
+  const struct {
+    const char* row;
+    std::string set;
+    double published_s;
+  } rows[] = {
+      {"EP32 PP8 VPP4 DP16 (cross-node EP)", " --set parallelism.ep=32 --set parallelism.pp=8 --set parallelism.dp=16" + vpp4, 19.7},
+      {"the same, EP all-to-all overlapped with 1F1B",
+       " --set parallelism.ep=32 --set parallelism.pp=8 --set parallelism.dp=16 --set parallelism.ep_overlap=micro_batches" + vpp4, 17.6},
+      {"EP8 DP128 FSDP MBS4 full recompute (intra-node EP)",
+       " --set parallelism.ep=8 --set parallelism.dp=128 --set parallelism.zero=3 --set parallelism.micro_batch=4"
+       " --set parallelism.recompute=full --set parallelism.recompute_modules=[]",
+       17.6},
+      {"A2A EP8 PP32 VPP3 DP4",
+       " --set parallelism.ep=8 --set parallelism.pp=32 --set parallelism.dp=4 --set parallelism.ep_dispatcher=alltoall"
+       " --set parallelism.schedule=interleaved --set parallelism.virtual_stages=3",
+       24.2},
+      {"TP4 EP8 PP8 VPP4 DP8, no recompute",
+       " --set parallelism.tp=4 --set parallelism.ep=8 --set parallelism.pp=8 --set parallelism.dp=8"
+       " --set parallelism.recompute_modules=[]" + vpp4,
+       29.0},
+  };
+  double sum = 0, worst = 0;
+  for (const auto& r : rows) {
+    auto out = trainsim("run " + yaml + " --steps 3 --advice 0 --fidelity symmetric --quiet --json -" + r.set);
+    ASSERT_EQ(out.code, 0) << r.row << ": " << out.err;
+    const double step = nlohmann::json::parse(out.out)["step_time_s"]["mean"].get<double>();
+    const double err = step / r.published_s - 1;
+    std::printf("  %-55s published %5.1f s  trainsim %6.2f s  %+6.1f%%\n", r.row, r.published_s, step, 100 * err);
+    sum += std::abs(err);
+    worst = std::max(worst, std::abs(err));
+  }
+  EXPECT_LT(sum / 5, 0.20);  // measured 17.5%
+  EXPECT_LT(worst, 0.40);    // measured 34.2%
 }
 
 }  // namespace
