@@ -94,10 +94,17 @@ void diagnose(const config::Scenario& sc, RunSummary& s) {
                             pct(part_saved / std::max(base, 1e-12)) + ")";
   s.bottleneck = choice.klass;
   const std::string& k = choice.part;
+  const std::string tp_cp = s.expert_parallel ? "TP/CP/EP" : "TP/CP";
   if (k == "interconnect.intra") {
-    s.bottleneck_reason = "TP/CP communication over the " + std::string(hardware::to_string(sc.cluster.intra_fabric)) +
+    s.bottleneck_reason = tp_cp + " communication over the " + std::string(hardware::to_string(sc.cluster.intra_fabric)) +
                           " intra-node fabric is " + pct(s.tp_comm_s / step) +
                           " of the step; unlimited intra-node bandwidth saves " + saves;
+  } else if (k == "interconnect.inter" && s.expert_parallel) {
+    // Expert parallelism across nodes puts its all-to-alls on the NICs beside the DP and pipeline
+    // traffic: say both shares.
+    s.bottleneck_reason = "expert-parallel all-to-alls, DP gradient sync and pipeline transfers over the inter-node fabric: " +
+                          tp_cp + " communication is " + pct(s.tp_comm_s / step) + " and exposed DP/PP communication " +
+                          pct(s.exposed_comm_s / step) + " of the step; unlimited NIC bandwidth saves " + saves;
   } else if (k == "interconnect.inter") {
     s.bottleneck_reason = "DP gradient sync and pipeline transfers over the inter-node fabric: exposed communication is " +
                           pct(s.exposed_comm_s / step) + " of the step; unlimited NIC bandwidth saves " + saves;

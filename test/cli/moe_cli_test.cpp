@@ -51,6 +51,12 @@ TEST(MoeValidation, ExpertParallelismAcrossNodesCostsTheFabricGap) {
   const double tp_alone = comm(" --set parallelism.tp=8 --set parallelism.dp=8");
   EXPECT_GT(intra, 0.0);
   EXPECT_GT(inter - tp_alone, 3 * intra);
+  // The diagnosis names the all-to-alls when the NICs are the bottleneck they make.
+  auto r = trainsim("run " + yaml + " --steps 3 --advice 0 --quiet --json - --set parallelism.tp=8 --set parallelism.dp=8 --set parallelism.ep=8");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["bottleneck"], "interconnect");
+  EXPECT_NE(j["bottleneck_reason"].get<std::string>().find("expert-parallel all-to-alls"), std::string::npos) << j["bottleneck_reason"];
 }
 
 // Qwen3-235B-A22B on 256 H100 (32 DGX nodes, 8 x 400G IB a node), BF16, sequence 4096, batch 2048:
