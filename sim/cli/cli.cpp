@@ -24,6 +24,12 @@
 
 namespace trainsim::cli {
 
+// An output file flag given an empty name (`--json ''`) is refused at parse time (exit 2) rather
+// than taken as "not given" (issue 21, item 2).
+const CLI::Validator kOutputPath(
+    [](std::string& path) { return path.empty() ? std::string("empty file name (use - for standard output)") : std::string(); },
+    "PATH");
+
 int main(int argc, char** argv) {
   CLI::App app{"trainsim: discrete-event simulator of LLM training runs on GPU clusters (SimGrid)", "trainsim"};
   app.set_version_flag("--version", std::string("trainsim ") + TRAINSIM_VERSION);
@@ -35,9 +41,9 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--steps", run.steps, "steps to simulate (default: training.steps)")->check(CLI::Range(int64_t{1}, config::kMaxSteps));
   run_cmd->add_option("--seed", run.seed, "random seed (contention, stragglers)");
   run_cmd->add_option("--set", run.sets, "override a scenario key: --set model.layers=80 (repeatable)");
-  run_cmd->add_option("--json", run.json_path, "write the JSON report (- = standard output)");
-  run_cmd->add_option("--csv", run.csv_path, "write one CSV row per simulated step");
-  run_cmd->add_option("--trace", run.trace_path, "write a Chrome/Perfetto trace of the first steps");
+  run_cmd->add_option("--json", run.json_path, "write the JSON report (- = standard output)")->check(kOutputPath);
+  run_cmd->add_option("--csv", run.csv_path, "write one CSV row per simulated step")->check(kOutputPath);
+  run_cmd->add_option("--trace", run.trace_path, "write a Chrome/Perfetto trace of the first steps")->check(kOutputPath);
   run_cmd->add_option("--trace-steps", run.trace_steps, "steps recorded in --trace (default 2)")->check(CLI::Range(int64_t{1}, int64_t{1000}));
   run_cmd->add_option("--fidelity", run.fidelity, "auto | full | symmetric")->check(CLI::IsMember({"auto", "full", "symmetric"}));
   run_cmd->add_flag("--quiet", run.quiet, "no progress on standard error");
@@ -49,13 +55,13 @@ int main(int argc, char** argv) {
   sweep_cmd->add_option("scenario", sweep.scenario, "scenario YAML")->required();
   sweep_cmd->add_option("--nodes", sweep.nodes, "node counts: 8,16,32 or a range 8..2048 (powers of two)")->required();
   sweep_cmd->add_option("--jobs", sweep.jobs, "points run in parallel processes (default: number of cores)");
-  sweep_cmd->add_option("--json", sweep.json_path, "write the JSON report (- = standard output)");
-  sweep_cmd->add_option("--csv", sweep.csv_path, "write one CSV row per point");
+  sweep_cmd->add_option("--json", sweep.json_path, "write the JSON report (- = standard output)")->check(kOutputPath);
+  sweep_cmd->add_option("--csv", sweep.csv_path, "write one CSV row per point")->check(kOutputPath);
   sweep_cmd->add_option("--set", sweep.sets, "override a scenario key (repeatable)");
   sweep_cmd->add_option("--scaling", sweep.scaling, "strong (keep global batch) | weak (keep batch per replica)")->check(CLI::IsMember({"strong", "weak"}));
   sweep_cmd->add_option("--threshold", sweep.threshold, "scaling efficiency below which the knee is reported (default 0.9)")->check(CLI::Range(0.0, 1.0));
   sweep_cmd->add_option("--steps", sweep.steps, "steps simulated per point (default: training.steps)")->check(CLI::Range(int64_t{1}, config::kMaxSteps));
-  sweep_cmd->add_option("--resume", sweep.resume_path, "results file: finished points are kept and not recomputed");
+  sweep_cmd->add_option("--resume", sweep.resume_path, "results file: finished points are kept and not recomputed")->check(kOutputPath);
   sweep_cmd->add_flag("--quiet", sweep.quiet, "no progress on standard error");
   sweep_cmd->add_option("--runs", sweep.runs, "seeds per point: mean and 95% confidence interval per point (default 1)")->check(CLI::Range(int64_t{1}, int64_t{1000}));
   sweep_cmd->add_option("--seed", sweep.seed, "first seed (default 1)");
@@ -68,13 +74,13 @@ int main(int argc, char** argv) {
   var_cmd->add_option("--runs", variance.runs, "independent runs (seeds)")->required()->check(CLI::Range(int64_t{1}, int64_t{100000}));
   var_cmd->add_option("--seed", variance.seed, "first seed (runs use seed, seed+1, ...)");
   var_cmd->add_option("--jobs", variance.jobs, "runs in parallel processes (default: number of cores)");
-  var_cmd->add_option("--json", variance.json_path, "write the JSON report (- = standard output)");
+  var_cmd->add_option("--json", variance.json_path, "write the JSON report (- = standard output)")->check(kOutputPath);
   var_cmd->add_option("--set", variance.sets, "override a scenario key (repeatable)");
   var_cmd->add_option("--steps", variance.steps, "steps simulated per run (default: training.steps)")->check(CLI::Range(int64_t{1}, config::kMaxSteps));
   var_cmd->add_flag("--quiet", variance.quiet, "no progress on standard error");
   var_cmd->add_flag("--no-replicate", variance.no_replicate, "simulate every step of every run");
   std::string var_resume, var_slurm;
-  var_cmd->add_option("--resume", var_resume, "results file: finished runs are kept and not recomputed");
+  var_cmd->add_option("--resume", var_resume, "results file: finished runs are kept and not recomputed")->check(kOutputPath);
   var_cmd->add_option("--emit-slurm", var_slurm, "write a Slurm job-array script for these runs (and its merge step); simulate nothing");
 
   PlanOptions plan;
@@ -83,8 +89,8 @@ int main(int argc, char** argv) {
   plan_cmd->add_option("scenario", plan.scenario, "scenario YAML")->required();
   plan_cmd->add_option("--top", plan.top, "layouts simulated per cluster size (default 8)")->check(CLI::Range(int64_t{1}, int64_t{1000000}));
   plan_cmd->add_option("--jobs", plan.jobs, "simulations in parallel processes (default: number of cores)");
-  plan_cmd->add_option("--json", plan.json_path, "write the JSON report (- = standard output)");
-  plan_cmd->add_option("--write-best", plan.write_best, "write the winning scenario as YAML");
+  plan_cmd->add_option("--json", plan.json_path, "write the JSON report (- = standard output)")->check(kOutputPath);
+  plan_cmd->add_option("--write-best", plan.write_best, "write the winning scenario as YAML")->check(kOutputPath);
   plan_cmd->add_option("--objective", plan.objective, "time (fastest step) | cost (fewest GPU-hours) | gpus (fewest GPUs within --deadline)")
       ->check(CLI::IsMember({"time", "cost", "gpus"}));
   plan_cmd->add_option("--deadline", plan_deadline, "the run's longest acceptable time, e.g. 30d (objective gpus)");
@@ -102,7 +108,7 @@ int main(int argc, char** argv) {
   auto* mem_cmd = app.add_subcommand("memory", "does it fit: memory per GPU, what takes it, what to change");
   mem_cmd->add_option("scenario", mem_scenario, "scenario YAML")->required();
   mem_cmd->add_option("--set", mem_sets, "override a scenario key (repeatable)");
-  mem_cmd->add_option("--json", mem_json, "write the JSON report (- = standard output)");
+  mem_cmd->add_option("--json", mem_json, "write the JSON report (- = standard output)")->check(kOutputPath);
 
   // Internal: one sweep point / variance run in a child process (the parent passes the scenario).
   WorkerOptions worker;

@@ -239,6 +239,10 @@ TEST(HardeningTest, OutputPathsAreCheckedBeforeSimulating) {
       {"sweep " + kTiny + " --nodes 1..2 --steps 2 --csv " + kTiny, "--csv " + kTiny + ": is the scenario file itself"},
       {"variance " + kTiny + " --runs 2 --steps 2 --json " + dir.string(), "is a directory"},
       {"plan " + kTiny + " --steps 2 --write-best " + (dir / "none" / "b.yaml").string(), "no such directory"},
+      // An empty name is an error, not "no output" (it used to be a silent no-op).
+      {"run " + kTiny + " --steps 2 --json ''", "--json: empty file name"},
+      {"sweep " + kTiny + " --nodes 1..2 --steps 2 --resume ''", "--resume: empty file name"},
+      {"variance " + kTiny + " --runs 2 --steps 2 --json ''", "--json: empty file name"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.args);
