@@ -288,6 +288,10 @@ class Simulation {
   }
   int64_t ep_groups() const { return stage_ranks() / (sc_.parallel.ep * sc_.parallel.ep_stride()); }
   void plan_ep();
+  // A platform file above the size where it loads with every pair checked: every pair of GPUs the
+  // run's flows join (DP collectives, pipeline transfers, expert-parallel exchanges) must have a
+  // route, checked before anything runs (util::InputError, exit 2).
+  void check_used_routes() const;
   // Share of a chunk's compute time that is folded TP/CP communication, once the engine plays the
   // expert-parallel exchanges itself.
   double compute_tp_share(const model::ChunkCost& c) const {
@@ -297,6 +301,31 @@ class Simulation {
     return total > 0 ? std::clamp((c.tp_comm_s - ep) / total, 0.0, 1.0) : 0;
   }
 };
+
+void Simulation::check_used_routes() const {
+  std::set<std::pair<const sg4::Host*, const sg4::Host*>> seen;
+  auto need = [&](const sg4::Host* a, const sg4::Host* b) {
+    if (a != b && seen.insert({a, b}).second) platform_->require_route(a, b);
+  };
+  const bool multi = replicas_total() > 1;
+  for (int64_t st = 0; st < p_; ++st) {
+    for (int64_t rail = 0; multi && rail < rails_; ++rail) {
+      const auto group = layout_.dp_group(st, rail);
+      for (auto kind : {parallel::CollectiveKind::kAllReduce, parallel::CollectiveKind::kReduceScatter,
+                        parallel::CollectiveKind::kAllGather})
+        for (const auto& phase : dp_phases(st, kind, 1.0, rail))
+          for (const auto& e : phase) need(host_of_rank(group[e.src]), host_of_rank(group[e.dst]));
+    }
+    for (int64_t r = 0; r < replicas_; ++r) {
+      if (p_ > 1) {
+        need(stage_host(r, st), stage_host(r, (st + 1) % p_));
+        need(stage_host(r, (st + 1) % p_), stage_host(r, st));
+      }
+      if (ep_flows_)
+        for (const auto& peer : ep_peers_[static_cast<size_t>(actor_index(r, st))]) need(stage_host(r, st), peer.host);
+    }
+  }
+}
 
 void Simulation::plan_ep() {
   const auto& par = sc_.parallel;
@@ -829,6 +858,7 @@ RunResult Simulation::run(World world) {
   }
   start_straggler_episodes();
   plan_ep();
+  if (!cl.platform_file.empty() && cl.gpus() > 256) check_used_routes();
 
   result_.tracks.push_back("steps");
   result_.track_groups.push_back(0);

@@ -8,6 +8,8 @@
 #include <xbt/log.h>
 
 #include <cerrno>
+#include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -30,15 +32,23 @@ class PlatformBuilder {
 
  private:
   static void check_routes(const Platform& p, const util::SourceLocation& where);
+  // Values SimGrid would take and then abort or deadlock on (issue 21 item 5): a GPU host's speed,
+  // a link's bandwidth and latency.
+  static void check_values(const sg4::Engine& engine, const Platform& p, const util::SourceLocation& where);
 };
 
 namespace {
 
 // Every pair of GPU hosts must be joined by at least one link: SimGrid's Full routing returns an
-// empty route (an infinitely fast transfer) for a pair the file forgot. Up to kAllPairsGpus GPUs
-// every ordered pair is checked; above, every pair inside a node plus each GPU to the same GPU of
-// the next node and of node 0.
+// empty route for a pair the file forgot, and aborts on the first transfer over it. Up to
+// kAllPairsGpus GPUs every ordered pair is checked when the file loads; above, every pair inside a
+// node plus each GPU to the same GPU of the next node and of node 0, and the engine checks every
+// pair its flows will use before the simulation starts (Platform::require_route).
 constexpr int64_t kAllPairsGpus = 256;
+// The least a platform file may give (check_values): below these a training step takes longer than
+// any run (1 kB/s moves a 1 GB gradient bucket in 12 days), and SimGrid's solver stalls on zero.
+constexpr double kMinLinkBps = 1e3;
+constexpr double kMinHostSpeed = 1e9;
 
 void check_route(const sg4::Host* a, const sg4::Host* b, const util::SourceLocation& where) {
   std::vector<sg4::Link*> links;
@@ -54,6 +64,12 @@ void check_route(const sg4::Host* a, const sg4::Host* b, const util::SourceLocat
                                       " (trainsim needs routes between all GPU hosts)");
 }
 
+std::string number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
 bool is_yes(const char* v) {
   if (v == nullptr) return false;
   const std::string_view s(v);
@@ -61,6 +77,10 @@ bool is_yes(const char* v) {
 }
 
 }  // namespace
+
+void Platform::require_route(const sg4::Host* a, const sg4::Host* b) const {
+  if (!platform_file_.empty() && a != b) check_route(a, b, util::SourceLocation{platform_file_});
+}
 
 std::string Platform::host_name(int64_t node, int64_t local) {
   return "gpu-" + std::to_string(node) + "-" + std::to_string(local);
@@ -136,6 +156,7 @@ std::unique_ptr<Platform> PlatformBuilder::from_file(sg4::Engine& engine, const 
       p->gpus_.push_back(host);
     }
   }
+  check_values(engine, *p, where);
   check_routes(*p, where);
 
   // A SPLITDUPLEX link keeps its properties on the pair (which get_all_links does not list); its
@@ -162,6 +183,25 @@ std::unique_ptr<Platform> PlatformBuilder::from_file(sg4::Engine& engine, const 
   p->fabric_links_ = p->shared_links_;
   p->fabric_cables_.assign(p->fabric_links_.size(), 1);
   return p;
+}
+
+void PlatformBuilder::check_values(const sg4::Engine& engine, const Platform& p, const util::SourceLocation& where) {
+  for (const sg4::Host* h : p.gpus_) {
+    const double speed = h->get_speed();
+    if (!(speed >= kMinHostSpeed && std::isfinite(speed)))
+      throw util::InputError(where, "host '" + h->get_name() + "' has speed " + number(speed) +
+                                        " flop/s; a GPU host needs a finite speed of at least 1 Gf");
+  }
+  for (const sg4::Link* l : engine.get_all_links()) {
+    const double bw = l->get_bandwidth(), lat = l->get_latency();
+    if (!(bw >= kMinLinkBps && std::isfinite(bw)))
+      throw util::InputError(where, "link '" + l->get_name() + "' has bandwidth " + number(bw) +
+                                        " B/s; links need a finite bandwidth of at least 1 kBps (slower ones never "
+                                        "finish a step)");
+    if (!(lat >= 0 && std::isfinite(lat)))
+      throw util::InputError(where, "link '" + l->get_name() + "' has latency " + number(lat) +
+                                        " s; latencies must be finite and not negative");
+  }
 }
 
 void PlatformBuilder::check_routes(const Platform& p, const util::SourceLocation& where) {

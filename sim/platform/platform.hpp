@@ -71,6 +71,9 @@ class Platform {
   const std::vector<simgrid::s4u::Link*>& fabric_links() const { return fabric_links_; }
   // Physical cables each fabric link stands for (same order; 1 for loaded platforms and ECMP).
   const std::vector<int64_t>& fabric_cables() const { return fabric_cables_; }
+  // Throws util::InputError naming the platform file when no route joins GPU host a to b (a file
+  // may forget one: SimGrid would abort on the first transfer). Built platforms always route.
+  void require_route(const simgrid::s4u::Host* a, const simgrid::s4u::Host* b) const;
   // The platform file this was loaded from, or "" when built.
   const std::string& platform_file() const { return platform_file_; }
   // The plan a built platform follows; nullptr when loaded from a file.

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -25,10 +26,18 @@ struct Result {
   std::string err;
 };
 
+// This test process's scratch directory, removed when the process ends.
 fs::path work_dir() {
-  const fs::path dir = fs::temp_directory_path() / ("trainsim-hardening-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  return dir;
+  struct Scratch {
+    fs::path dir = fs::temp_directory_path() / ("trainsim-hardening-" + std::to_string(::getpid()));
+    ~Scratch() {
+      std::error_code ec;
+      fs::remove_all(dir, ec);
+    }
+  };
+  static const Scratch scratch;
+  fs::create_directories(scratch.dir);
+  return scratch.dir;
 }
 
 std::string read_file(const fs::path& p) {
@@ -256,3 +265,93 @@ TEST(HardeningTest, OutputPathsAreCheckedBeforeSimulating) {
 }
 
 }  // namespace
+
+namespace {
+
+// A platform file of 33 DGX-like nodes (264 GPUs, above the 256 where every pair is checked on
+// load) with Full routing: routes inside each node, to the same GPU of the next node and of node 0,
+// and back from node 0 (what the load-time sample checks), plus those tp 8 x pp 3 x dp 11 uses
+// (each stage's 11-node DP rings, stage to stage 11 nodes on), all but `missing`.
+std::string sparse_platform(const fs::path& dir, const std::string& missing) {
+  const int nodes = 33, gpn = 8;
+  auto host = [](int n, int g) { return "gpu-" + std::to_string(n) + "-" + std::to_string(g); };
+  std::ostringstream x;
+  x << "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+       "<platform version=\"4.1\"><zone id=\"z\" routing=\"Full\">\n";
+  for (int n = 0; n < nodes; ++n)
+    for (int g = 0; g < gpn; ++g) {
+      x << "<host id=\"" << host(n, g) << "\" speed=\"989.4Tf\"/>\n";
+      x << "<link id=\"l-" << host(n, g) << "\" bandwidth=\"50GBps\" latency=\"1us\"/>\n";
+    }
+  std::set<std::pair<std::string, std::string>> done;
+  auto route = [&](const std::string& a, const std::string& b) {
+    if (a == b || a + ">" + b == missing || !done.insert({a, b}).second) return;
+    x << "<route src=\"" << a << "\" dst=\"" << b << "\" symmetrical=\"NO\"><link_ctn id=\"l-" << a
+      << "\"/><link_ctn id=\"l-" << b << "\"/></route>\n";
+  };
+  for (int n = 0; n < nodes; ++n)
+    for (int g = 0; g < gpn; ++g) {
+      for (int h = 0; h < gpn; ++h) route(host(n, g), host(n, h));
+      route(host(n, g), host((n + 1) % nodes, g));
+      route(host(n, g), host(0, g));
+      route(host(0, g), host(n, g));
+      route(host(n, g), host(n / 11 * 11 + (n % 11 + 1) % 11, g));  // a stage's DP ring, wrapping
+      route(host(n, g), host((n + 11) % nodes, g));  // pipeline stage to stage
+      route(host((n + 11) % nodes, g), host(n, g));
+    }
+  x << "</zone></platform>\n";
+  const fs::path file = dir / "sparse.xml";
+  std::ofstream(file) << x.str();
+  const fs::path yaml = dir / "sparse.yaml";
+  std::ofstream(yaml) << "version: 1\nname: sparse\nmodel: {preset: llama2-7b, layers: 6}\n"
+                         "cluster: {gpu: h100-sxm, nodes: 33, gpus_per_node: 8, platform: sparse.xml}\n"
+                         "parallelism: {tp: 8, pp: 3, dp: 11}\ntraining: {global_batch: 22}\n";
+  return yaml.string();
+}
+
+}  // namespace
+
+// Issue 21 item 5: above 256 GPUs the file's routes are sampled on load; a route the run will use
+// and the sample does not see (stage 1's first GPU, node 11, to stage 2's, node 22) is caught
+// before the simulation starts, exit 2 naming the file and the pair, instead of SimGrid's abort in
+// the middle of the run. With the route there, the run goes.
+TEST(HardeningTest, EveryRouteTheRunUsesIsCheckedOnALargePlatformFile) {
+  const fs::path dir = work_dir();
+  const auto bad = trainsim("run " + sparse_platform(dir, "gpu-11-0>gpu-22-0") + " --steps 2 --advice 0 --quiet");
+  EXPECT_EQ(bad.code, 2) << bad.err;
+  EXPECT_NE(bad.err.find("sparse.xml: no route from 'gpu-11-0' to 'gpu-22-0'"), std::string::npos) << bad.err;
+  const auto good = trainsim("run " + sparse_platform(dir, "") + " --steps 2 --advice 0 --quiet");
+  EXPECT_EQ(good.code, 0) << good.err;
+}
+
+// Issue 21 item 5: values SimGrid would abort or deadlock on are input errors naming the file and
+// the link or host: a bandwidth of 0, negative or too small to ever finish (1e-300 B/s), a GPU
+// speed of 0, a negative latency. Each from platforms/h100-ib-4node.xml with one value changed.
+TEST(HardeningTest, BadPlatformFileValuesExitTwo) {
+  const fs::path dir = work_dir();
+  const std::string xml = read_file(std::string(TRAINSIM_SOURCE_DIR) + "/platforms/h100-ib-4node.xml");
+  const struct {
+    std::string from, to, says;
+  } cases[] = {
+      {"id=\"nvlink-0-0\" bandwidth=\"450GBps\"", "id=\"nvlink-0-0\" bandwidth=\"0Bps\"", "has bandwidth 0 B/s; links need a finite bandwidth of at least 1 kBps"},
+      {"id=\"nvlink-0-0\" bandwidth=\"450GBps\"", "id=\"nvlink-0-0\" bandwidth=\"-5Bps\"", "has bandwidth -5 B/s"},
+      {"id=\"nvlink-0-0\" bandwidth=\"450GBps\"", "id=\"nvlink-0-0\" bandwidth=\"1e-300Bps\"", "has bandwidth 1e-300 B/s"},
+      {"id=\"gpu-0-0\" speed=\"989.4Tf\"", "id=\"gpu-0-0\" speed=\"0f\"", "host 'gpu-0-0' has speed 0 flop/s"},
+      {"latency=\"0.5us\"", "latency=\"-1us\"", "has latency -1e-06 s"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.to);
+    std::string text = xml;
+    const auto at = text.find(c.from);
+    ASSERT_NE(at, std::string::npos);
+    text.replace(at, c.from.size(), c.to);
+    std::ofstream(dir / "bad.xml") << text;
+    std::ofstream(dir / "bad.yaml") << "version: 1\nname: bad\nmodel: {preset: llama2-7b, layers: 4}\n"
+                                       "cluster: {gpu: h100-sxm, nodes: 4, gpus_per_node: 8, platform: bad.xml}\n"
+                                       "parallelism: {tp: 8, dp: 4}\ntraining: {global_batch: 8}\n";
+    const auto r = trainsim("run " + (dir / "bad.yaml").string() + " --steps 2 --advice 0 --quiet");
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_NE(r.err.find("bad.xml: " ), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
+  }
+}
