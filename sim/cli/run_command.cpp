@@ -186,6 +186,11 @@ int run_command(const RunOptions& opt) {
   if (!opt.json_path.empty()) util::write_output(opt.json_path, json.dump(2) + "\n");
   if (!opt.csv_path.empty()) util::write_output(opt.csv_path, report::steps_csv(out.run));
   if (!opt.trace_path.empty()) util::write_output(opt.trace_path, report::chrome_trace(out.run));
+  // Failures faster than the run can checkpoint: the report says why; the answer is "no" (exit 1).
+  if (out.summary.has_reliability && !out.summary.failures.finishes) {
+    std::fprintf(stderr, "trainsim: %s: does not finish: %s\n", scenario.name.c_str(), out.summary.failures.why.c_str());
+    return 1;
+  }
   return 0;
 }
 

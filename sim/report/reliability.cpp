@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <cstdio>
 #include <random>
 #include <vector>
 
@@ -15,6 +17,23 @@ double checkpoint_write_time(const config::ReliabilitySpec& spec, double params)
 
 double young_daly_interval(double checkpoint_s, double mtbf_s) { return std::sqrt(2.0 * checkpoint_s * mtbf_s); }
 
+double expected_run_time_s(double work_s, double interval_s, double checkpoint_s, double rate, double restart_s,
+                           double* failures) {
+  if (failures != nullptr) *failures = 0;
+  if (work_s <= 0) return 0;
+  if (rate <= 0) return work_s + std::max(0.0, std::ceil(work_s / interval_s) - 1) * checkpoint_s;
+  const double full = std::floor(work_s / interval_s);
+  double last = work_s - full * interval_s;
+  double segments = full;  // segments of interval + checkpoint
+  if (last <= 0) {  // the last full interval is the last segment: no write after it
+    segments -= 1;
+    last = interval_s;
+  }
+  const double retries = segments * std::expm1(rate * (interval_s + checkpoint_s)) + std::expm1(rate * last);
+  if (failures != nullptr) *failures = retries;
+  return (1 / rate + restart_s) * retries;
+}
+
 FailureOutcome simulate_failures(const config::ReliabilitySpec& spec, double params, int64_t gpus, double compute_s,
                                  double interval_s, uint64_t seed) {
   FailureOutcome out;
@@ -27,6 +46,30 @@ FailureOutcome simulate_failures(const config::ReliabilitySpec& spec, double par
     return out;
   }
   interval_s = std::max(interval_s, 1.0);
+  // The expectation first: it bounds the work below and says when there is no finishing.
+  double expected_failures = 0;
+  const double expected_s =
+      expected_run_time_s(work_total, interval_s, out.checkpoint_write_s, rate, spec.restart_s, &expected_failures);
+  if (!(work_total / expected_s >= kMinGoodput) || !(expected_failures <= kMaxDrawnFailures)) {
+    out.expected = true;
+    out.failures = std::isfinite(expected_failures) && expected_failures < 9e18 ? static_cast<int64_t>(std::llround(expected_failures))
+                                                                               : std::numeric_limits<int64_t>::max();
+    out.days_with_failures = expected_s / 86400.0;
+    out.days_lost_to_failures = (expected_s - work_total) / 86400.0;
+    out.checkpoint_days = std::max(0.0, std::ceil(work_total / interval_s) - 1) * out.checkpoint_write_s / 86400.0;
+    out.goodput = std::isfinite(expected_s) ? work_total / expected_s : 0;
+    if (!(out.goodput >= kMinGoodput)) {
+      out.finishes = false;
+      char buf[320];
+      std::snprintf(buf, sizeof buf,
+                    "a checkpoint every %.0f s (plus a %.1f s write) against a job MTBF of %.1f s: a segment survives "
+                    "with probability %.2g, expected goodput %.2g%%, under %.0f%%",
+                    interval_s, out.checkpoint_write_s, out.mtbf_s, std::exp(-rate * (interval_s + out.checkpoint_write_s)),
+                    100 * out.goodput, 100 * kMinGoodput);
+      out.why = buf;
+    }
+    return out;
+  }
   std::mt19937_64 rng(seed);
   std::exponential_distribution<double> next_failure(rate);
   // Category of each failure, in proportion to its rate.

@@ -29,7 +29,28 @@ struct FailureOutcome {
   std::map<std::string, int64_t> failures_by_category;
   double checkpoint_write_s = 0;
   double mtbf_s = 0;                  // of the whole job
+  // Expected goodput below kMinGoodput: failures come faster than the run can checkpoint; the
+  // figures above are the (astronomical) expectation, `why` says so.
+  bool finishes = true;
+  std::string why;
+  // The figures are the expectation (expected_run_time_s), not one drawn history: more than
+  // kMaxDrawnFailures failures were expected.
+  bool expected = false;
 };
+
+// Below this expected goodput a run is reported as not finishing (exit 1) rather than with a
+// precise-looking number of days.
+inline constexpr double kMinGoodput = 0.01;
+// At most this many failures are drawn one by one per history; beyond, the expectation is used.
+inline constexpr double kMaxDrawnFailures = 1e5;
+
+// Expected wall time of `work_s` of failure-free work checkpointed every `interval_s` (a write of
+// `checkpoint_s` after each full interval, none after the last), under failures at `rate` per
+// second, each followed by `restart_s`: a segment of S seconds takes (1/rate + restart)(e^(rate S) - 1)
+// on average (the classic result for exponential failures: Daly, FGCS 22:303, 2006, Sec. 3).
+// `failures`, when given, receives the expected number of failures, sum of (e^(rate S) - 1).
+double expected_run_time_s(double work_s, double interval_s, double checkpoint_s, double rate, double restart_s,
+                           double* failures = nullptr);
 
 // Time to write one checkpoint of `params` parameters under `spec`.
 double checkpoint_write_time(const config::ReliabilitySpec& spec, double params);

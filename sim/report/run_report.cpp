@@ -319,7 +319,9 @@ nlohmann::json to_json(const RunSummary& s) {
                      {"cost", p.cost},
                      {"goodput", p.goodput},
                      {"days_lost_to_failures", p.days_lost_to_failures},
-                     {"days_with_failures", p.days_with_failures}};
+                     {"days_with_failures", p.days_with_failures},
+                     {"finishes", !s.has_reliability || s.failures.finishes}};
+  if (s.has_reliability && !s.failures.finishes) j["projection"]["does_not_finish"] = s.failures.why;
   if (s.has_reliability) {
     const auto& f = s.failures;
     j["reliability"] = {{"failures", f.failures},
@@ -330,7 +332,8 @@ nlohmann::json to_json(const RunSummary& s) {
                         {"checkpoint_days", f.checkpoint_days},
                         {"best_checkpoint_interval_s", s.checkpointing.best_interval_s},
                         {"best_goodput", s.checkpointing.best_goodput},
-                        {"young_daly_interval_s", s.checkpointing.young_daly_s}};
+                        {"young_daly_interval_s", s.checkpointing.young_daly_s},
+                        {"expected", f.expected}};
   }
   if (!s.platform_overrides.empty()) {
     json ov = json::array();
@@ -414,13 +417,19 @@ std::string console_table(const RunSummary& s) {
     row("    the network's share", fmt("%.2f days", c.communication + c.contention) + " of " + fmt("%.2f", p.stretch_days));
   }
   if (s.has_reliability) {
-    row("  failures (this seed)", fmt("%.0f", static_cast<double>(s.failures.failures)) + ", job MTBF " +
-                                      util::format_duration(s.failures.mtbf_s));
+    const std::string count = !s.failures.finishes ? std::string("no end (no segment survives)")
+                              : s.failures.expected ? fmt("%.3g", static_cast<double>(s.failures.failures))
+                                                    : fmt("%.0f", static_cast<double>(s.failures.failures));
+    row(s.failures.expected ? "  failures (expected)" : "  failures (this seed)", count + ", job MTBF " + util::format_duration(s.failures.mtbf_s));
     row("  goodput", pct(p.goodput) + " (checkpoint every " + util::format_duration(s.checkpoint_interval_s) +
                          ", write " + util::format_duration(s.failures.checkpoint_write_s) + ")");
-    row("  days lost to failures", fmt("%.2f", p.days_lost_to_failures) + " (of which checkpoint writes " +
-                                       fmt("%.2f", s.failures.checkpoint_days) + ")");
-    row("  days with failures", fmt("%.2f", p.days_with_failures));
+    if (!s.failures.finishes) {
+      row("  days with failures", "does not finish: " + s.failures.why);
+    } else {
+      row("  days lost to failures", fmt("%.2f", p.days_lost_to_failures) + " (of which checkpoint writes " +
+                                         fmt("%.2f", s.failures.checkpoint_days) + ")");
+      row("  days with failures", fmt("%.2f", p.days_with_failures));
+    }
     row("  best checkpoint interval", util::format_duration(s.checkpointing.best_interval_s) + " -> goodput " +
                                           pct(s.checkpointing.best_goodput) + " (Young/Daly " +
                                           util::format_duration(s.checkpointing.young_daly_s) + ")");

@@ -355,3 +355,18 @@ TEST(HardeningTest, BadPlatformFileValuesExitTwo) {
     EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
   }
 }
+
+// Issue 21 item 6 end to end: a failure every 22 s against 2-hour checkpoints used to hang for
+// minutes and print 125,598 days; now `run` says it does not finish, why, and exits 1 (the JSON
+// keeps the reason), at once.
+TEST(HardeningTest, ARunThatCanNeverCheckpointDoesNotFinish) {
+  const fs::path json = work_dir() / "r.json";
+  const auto r = trainsim("run " + std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/llama3-405b-reliability.yaml --steps 3 --advice 0 --quiet" +
+                          " --set reliability.preset=null --set reliability.failures_per_gpu_hour=0.01 --set reliability.restart=0s --json " +
+                          json.string());
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_NE(r.err.find("does not finish: a checkpoint every 7200 s"), std::string::npos) << r.err;
+  const std::string j = read_file(json);
+  EXPECT_NE(j.find("\"finishes\": false"), std::string::npos);
+  EXPECT_NE(j.find("\"does_not_finish\""), std::string::npos);
+}
