@@ -493,12 +493,19 @@ class Reader {
         candidates.insert(candidates.begin(), std::filesystem::path(locs_.file()).parent_path() / written);
       for (const auto& p : candidates) {
         std::error_code ec;
-        if (std::ifstream(p) && !std::filesystem::is_directory(p, ec)) {
+        // A regular file only: opening a FIFO would block until someone writes to it.
+        if (std::filesystem::is_regular_file(p, ec) && std::ifstream(p)) {
           c.platform_file = p.string();
           break;
         }
       }
-      if (c.platform_file.empty()) fail(f->value_at, "cluster.platform: cannot read file '" + written + "'");
+      if (c.platform_file.empty()) {
+        std::error_code ec;
+        bool special = false;
+        for (const auto& p : candidates)
+          special |= std::filesystem::exists(p, ec) && !std::filesystem::is_regular_file(p, ec) && !std::filesystem::is_directory(p, ec);
+        fail(f->value_at, "cluster.platform: " + std::string(special ? "not a regular file" : "cannot read file") + " '" + written + "'");
+      }
     }
   }
 
@@ -918,10 +925,17 @@ Scenario load_scenario(const std::string& path, const std::vector<Override>& ove
   std::error_code ec;
   std::ifstream in(path, std::ios::binary);
   if (!in || std::filesystem::is_directory(path, ec)) throw util::InputError({path}, "cannot read file");
-  std::ostringstream text;
-  text << in.rdbuf();
+  // Read at most kMaxScenarioBytes (and one more, to know): `run /dev/zero` must not fill memory.
+  std::string text;
+  char buf[65536];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    text.append(buf, static_cast<size_t>(in.gcount()));
+    if (text.size() > kMaxScenarioBytes)
+      throw util::InputError({path}, "larger than " + std::to_string(kMaxScenarioBytes >> 20) +
+                                         " MiB: not a scenario file (they are a few kB)");
+  }
   if (in.bad()) throw util::InputError({path}, "cannot read file");
-  return load_scenario_text(text.str(), path, overrides);
+  return load_scenario_text(text, path, overrides);
 }
 
 }  // namespace trainsim::config

@@ -88,6 +88,8 @@ struct StragglerSpec {
 // Most steps one run simulates (training.steps, --steps): the engine keeps a record per simulated
 // stage and step, and 10^6 steps of the smallest scenario already take about an hour.
 constexpr int64_t kMaxSteps = 1000000;
+// Scenario files are read up to this size (load_scenario); real ones are a few kB.
+constexpr size_t kMaxScenarioBytes = size_t{16} << 20;
 
 enum class Fidelity { kAuto, kFull, kSymmetric };
 const char* to_string(Fidelity f);

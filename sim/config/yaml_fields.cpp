@@ -331,6 +331,10 @@ double to_flops(const Field& f) {
 
 // ---- overrides ----
 
+namespace {
+constexpr size_t kMaxKeyDepth = 8;
+}  // namespace
+
 void apply_overrides(YAML::Node& root, const std::vector<Override>& overrides, Locations& locs) {
   if (!root.IsMap()) {
     if (overrides.empty() || !(root.IsNull() || !root.IsDefined())) return;  // the caller reports a non-map root
@@ -348,6 +352,11 @@ void apply_overrides(YAML::Node& root, const std::vector<Override>& overrides, L
       const std::string seg = o.key.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
       if (seg.empty()) fail({"--set", index, static_cast<int>(start) + 1}, "empty key segment in '" + o.key + "'");
       segments.emplace_back(seg, static_cast<int>(start) + 1);
+      // Scenario keys nest 3 deep (cluster.inter_node.topology); beyond a few more levels the
+      // path cannot name anything, and building it costs memory per level (issue 21 item 7).
+      if (segments.size() > kMaxKeyDepth)
+        fail({"--set", index, 1}, "'" + o.key.substr(0, 60) + "...' has more than " + std::to_string(kMaxKeyDepth) +
+                                      " dot-separated parts; scenario keys have at most 4");
       if (dot == std::string::npos) break;
       start = dot + 1;
     }

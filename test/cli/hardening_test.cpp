@@ -3,6 +3,7 @@
 // Every command runs under `timeout 60`, so a hang fails the test (exit 124) instead of the suite.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -369,4 +370,27 @@ TEST(HardeningTest, ARunThatCanNeverCheckpointDoesNotFinish) {
   const std::string j = read_file(json);
   EXPECT_NE(j.find("\"finishes\": false"), std::string::npos);
   EXPECT_NE(j.find("\"does_not_finish\""), std::string::npos);
+}
+
+// Issue 21 items 7 and 8: bounded memory and no blocking on any input. /dev/zero as the scenario
+// stops at 16 MiB (it grew past 4 GB); a --set key of 50,000 parts is refused at its 9th (5 GB
+// before); a FIFO as cluster.platform is refused instead of blocking forever on its open.
+TEST(HardeningTest, HostileInputsAreBoundedAndNeverBlock) {
+  const auto zero = trainsim("run /dev/zero --steps 2 --quiet");
+  EXPECT_EQ(zero.code, 2) << zero.err;
+  EXPECT_NE(zero.err.find("/dev/zero: larger than 16 MiB"), std::string::npos) << zero.err;
+  std::string key = "a";
+  for (int i = 1; i < 50000; ++i) key += ".a";
+  const auto deep = trainsim("run " + kTiny + " --steps 2 --quiet --set " + key + "=1");
+  EXPECT_EQ(deep.code, 2) << deep.err.substr(0, 300);
+  EXPECT_NE(deep.err.find("has more than 8 dot-separated parts"), std::string::npos) << deep.err.substr(0, 300);
+  const fs::path dir = work_dir();
+  const fs::path fifo = dir / "fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::ofstream(dir / "f.yaml") << "version: 1\nname: f\nmodel: {preset: llama2-7b, layers: 2}\n"
+                                   "cluster: {gpu: h100-sxm, nodes: 1, gpus_per_node: 8, platform: fifo}\n"
+                                   "parallelism: {tp: 8}\ntraining: {global_batch: 8}\n";
+  const auto f = trainsim("run " + (dir / "f.yaml").string() + " --steps 2 --quiet");
+  EXPECT_EQ(f.code, 2) << f.err;
+  EXPECT_NE(f.err.find("cluster.platform: not a regular file 'fifo'"), std::string::npos) << f.err;
 }
