@@ -11,7 +11,7 @@ int run_memory_command(const config::Scenario& scenario, const std::string& json
                        std::ostream& err) {
   const report::MemoryPlan plan = report::plan_memory(scenario);
   const std::string table = report::render_memory_table(plan);
-  const std::string json = report::memory_json(plan).dump(2) + "\n";
+  const std::string json = report::memory_json(plan).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   if (json_path == "-") {
     err << table;
     out << json;

@@ -591,7 +591,7 @@ int plan_command(const PlanOptions& options, const char* argv0) {
                             util::format_duration(best->step_s) + " per step";
     util::write_output(opt.write_best, best_yaml(text, opt, all, how));
   }
-  if (!opt.json_path.empty()) util::write_output(opt.json_path, out.dump(2) + "\n");
+  if (!opt.json_path.empty()) util::write_output(opt.json_path, out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   return 0;
 }
 

@@ -150,7 +150,7 @@ int run_command(const RunOptions& opt) {
   Outcome out = simulate_scenario(scenario, so);
   if (!out.fits) {
     std::fprintf(stderr, "trainsim: %s: %s\n", scenario.name.c_str(), out.infeasible_reason.c_str());
-    if (!opt.json_path.empty()) util::write_output(opt.json_path, infeasible_json(out).dump(2) + "\n");
+    if (!opt.json_path.empty()) util::write_output(opt.json_path, infeasible_json(out).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
     return 1;
   }
   if (out.run.interrupted) {
@@ -180,10 +180,12 @@ int run_command(const RunOptions& opt) {
     simulate_advice(ao, out, out.summary, advice_runs);
   }
   auto json = report::to_json(out.summary);
+  // The same inputs give the same bytes: the host's wall time only with --timings (issue 21 item 8).
+  if (!opt.timings) json.erase("wall_s");
   json["fidelity"] = out.run.fidelity;
   json["advice_runs"] = advice_runs;
   std::fputs(report::console_table(out.summary).c_str(), console);
-  if (!opt.json_path.empty()) util::write_output(opt.json_path, json.dump(2) + "\n");
+  if (!opt.json_path.empty()) util::write_output(opt.json_path, json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   if (!opt.csv_path.empty()) util::write_output(opt.csv_path, report::steps_csv(out.run));
   if (!opt.trace_path.empty()) util::write_output(opt.trace_path, report::chrome_trace(out.run));
   // Failures faster than the run can checkpoint: the report says why; the answer is "no" (exit 1).

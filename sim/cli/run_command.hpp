@@ -23,6 +23,7 @@ struct RunOptions {
   int64_t trace_steps = 2;
   std::string fidelity = "auto";
   bool quiet = false;
+  bool timings = false;            // --timings: wall_s in the JSON report (else byte-identical runs)
   bool no_replicate = false;     // simulate every step (no steady-state replication)
   int64_t advice = 3;            // alternatives simulated for the advice (cli/advice.hpp); 0 = none
   std::string self;              // the trainsim binary, for the advice's worker processes

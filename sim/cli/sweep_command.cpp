@@ -424,7 +424,7 @@ int sweep_command(const SweepOptions& opt, const char* argv0) {
     std::fprintf(console, "  the knee with 95%% confidence: possibly from %lld nodes, %s\n",
                  static_cast<long long>(knee_earliest.get<int64_t>()), latest.c_str());
   }
-  if (!opt.json_path.empty()) util::write_output(opt.json_path, out.dump(2) + "\n");
+  if (!opt.json_path.empty()) util::write_output(opt.json_path, out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   if (!opt.csv_path.empty()) {
     std::string csv = "nodes,gpus,dp,feasible,step_time_s,tokens_per_s,tflops_per_gpu,scaling_efficiency,exposed_comm_share,bubble_share,sync_wait_fraction,"
                       "scaling_efficiency_lo,scaling_efficiency_hi\n";

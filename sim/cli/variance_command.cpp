@@ -122,7 +122,7 @@ int variance_command(const VarianceOptions& opt, const char* argv0, const std::s
     if (!r.ran) throw std::runtime_error("run with seed " + std::to_string(seed) + " failed: " + r.error);
     if (!r.result.value("ok", false)) {
       std::fprintf(stderr, "trainsim: %s: %s\n", base.name.c_str(), r.result.value("reason", "").c_str());
-      if (!opt.json_path.empty()) util::write_output(opt.json_path, r.result["report"].dump(2) + "\n");
+      if (!opt.json_path.empty()) util::write_output(opt.json_path, r.result["report"].dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
       return 1;
     }
     const auto& rep = r.result["report"];
@@ -274,7 +274,7 @@ int variance_command(const VarianceOptions& opt, const char* argv0, const std::s
   if (noisy && dedicated_days > 0)
     std::fprintf(console, "\n  dedicated fabric: %.4f s per step, %.2f days; shared costs %.2f days (%.1f%% of the run)\n",
                  dedicated_step, dedicated_days, dd.mean - dedicated_days, 100 * (dd.mean - dedicated_days) / dd.mean);
-  if (!opt.json_path.empty()) util::write_output(opt.json_path, out.dump(2) + "\n");
+  if (!opt.json_path.empty()) util::write_output(opt.json_path, out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   return 0;
 }
 

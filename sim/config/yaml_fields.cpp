@@ -134,8 +134,42 @@ std::string describe(const YAML::Node& node) {
   return "?";
 }
 
+namespace {
+constexpr int kMaxFlowDepth = 64;
+}  // namespace
+
 YAML::Node load_one_document(const std::string& text,
                              const std::function<util::SourceLocation(const YAML::Mark&)>& where) {
+  // What yaml-cpp reports obscurely ("bad character found while scanning hex number", "illegal map
+  // value", "bad file"): a NUL byte, a tab in an indentation, flow collections nested past any
+  // scenario's depth. Said plainly, at their place.
+  {
+    int line = 0, col = 0, depth = 0;
+    bool indent = true;
+    for (size_t i = 0; i < text.size(); ++i) {
+      const char c = text[i];
+      YAML::Mark m;
+      m.pos = static_cast<int>(i);
+      m.line = line;
+      m.column = col;
+      if (c == '\0') fail(where(m), "NUL byte: not a text file");
+      if (c == '\t' && indent) fail(where(m), "tab in the indentation: YAML indents with spaces");
+      if (c == '[' || c == '{') {
+        if (++depth > kMaxFlowDepth)
+          fail(where(m), "lists or maps nested more than " + std::to_string(kMaxFlowDepth) + " deep: not a scenario");
+      } else if (c == ']' || c == '}') {
+        depth = std::max(0, depth - 1);
+      }
+      if (c == '\n') {
+        ++line;
+        col = 0;
+        indent = true;
+      } else {
+        ++col;
+        if (c != ' ') indent = false;
+      }
+    }
+  }
   // Not YAML::LoadAll: yaml-cpp 0.7 loops forever, allocating, on a document that starts with a
   // stray ',' (yaml-cpp issue #1040). Load the first document, then probe for a second one.
   try {
@@ -289,7 +323,25 @@ bool to_bool(const Field& f) {
   fail(f.value_at, f.path + " must be true or false, got '" + s + "'");
 }
 
-std::string to_text(const Field& f) { return scalar_or_fail(f, "a string"); }
+std::string to_text(const Field& f) {
+  const std::string& s = scalar_or_fail(f, "a string");
+  // Text reaches the terminal and the JSON report: valid UTF-8 only, no control characters
+  // (issue 21 item 8: a 0xFF in `name` made the JSON writer throw, exit 3).
+  for (size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    bool ok = len > 0 && i + len <= s.size();
+    for (size_t k = 1; ok && k < len; ++k) ok = (static_cast<unsigned char>(s[i + k]) >> 6) == 0x2;
+    if (!ok) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "0x%02X", c);
+      fail(f.value_at, f.path + " must be UTF-8 text: byte " + std::to_string(i + 1) + " is " + hex);
+    }
+    if (c < 0x20 || c == 0x7F) fail(f.value_at, f.path + " must not contain control characters (byte " + std::to_string(i + 1) + ")");
+    i += len;
+  }
+  return s;
+}
 
 size_t to_choice(const Field& f, const std::vector<std::string>& choices) {
   const std::string& s = scalar_or_fail(f, "one of " + join(choices));

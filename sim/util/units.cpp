@@ -24,6 +24,10 @@ Split split_number(std::string_view text, std::string_view what) {
   s.erase(s.find_last_not_of(" \t") + 1);
   if (s.empty()) throw UnitError("empty " + std::string(what));
   const char* begin = s.c_str();
+  // Decimal only: strtod would also take hexadecimal ("0x10GBps" as 16 GB/s).
+  const size_t digits = s.find_first_not_of("+-");
+  if (digits != std::string::npos && (s.compare(digits, 2, "0x") == 0 || s.compare(digits, 2, "0X") == 0))
+    throw UnitError("'" + s + "' is not a " + std::string(what) + " (decimal numbers only)");
   char* end = nullptr;
   double v = std::strtod(begin, &end);
   if (end == begin) throw UnitError("'" + s + "' is not a " + std::string(what) + " (expected a number with a unit)");

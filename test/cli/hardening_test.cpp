@@ -394,3 +394,46 @@ TEST(HardeningTest, HostileInputsAreBoundedAndNeverBlock) {
   EXPECT_EQ(f.code, 2) << f.err;
   EXPECT_NE(f.err.find("cluster.platform: not a regular file 'fifo'"), std::string::npos) << f.err;
 }
+
+// Issue 21 item 8, the small ones: each exits 2 with a message that says what is wrong, where.
+TEST(HardeningTest, SmallHostileInputsSayWhatIsWrong) {
+  const fs::path dir = work_dir();
+  auto file = [&](const std::string& name, const std::string& text) {
+    std::ofstream(dir / name, std::ios::binary) << text;
+    return (dir / name).string();
+  };
+  const std::string rest = "model: {preset: llama2-7b, layers: 2}\ncluster: {gpu: h100-sxm, nodes: 1, gpus_per_node: 8}\n"
+                           "parallelism: {tp: 8}\ntraining: {global_batch: 8}\n";
+  const struct {
+    std::string args, says;
+  } cases[] = {
+      {"run " + file("u.yaml", "version: 1\nname: \"bad\xff" "name\"\n" + rest) + " --steps 2", "u.yaml:2:7: name must be UTF-8 text: byte 4 is 0xFF"},
+      {"run " + file("c.yaml", "version: 1\nname: \"bad\\x1b[31mname\"\n" + rest) + " --steps 2", "name must not contain control characters (byte 4)"},
+      {"run " + kTiny + " --steps 2 --seed -1", "--seed: a seed is a non-negative integer"},
+      {"sweep " + kTiny + " --nodes 1,2 --steps 2 --threshold nan", "--threshold: must be a finite number"},
+      {"sweep " + kTiny + " --nodes 1,2 --steps 2 --jobs -5", "--jobs: Value -5 not in range 1 to 4096"},
+      {"run " + kTiny + " --steps 2 --set cluster.inter_node.nic_bandwidth=0x10GBps", "'0x10GBps' is not a bandwidth (decimal numbers only)"},
+      {"run " + file("t.yaml", "version: 1\nname: t\nmodel:\n\tpreset: llama2-7b\n"), "t.yaml:4:1: tab in the indentation: YAML indents with spaces"},
+      {"run " + file("n.yaml", std::string("version: 1\nname: t\0x\n", 20)), "n.yaml:2:8: NUL byte: not a text file"},
+      {"run " + file("d.yaml", "version: 1\nname: d\nmodel: " + std::string(5000, '[') + std::string(5000, ']') + "\n"),
+       "d.yaml:3:72: lists or maps nested more than 64 deep"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.args);
+    const auto r = trainsim(c.args + " --quiet");
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
+  }
+}
+
+// Issue 21 item 8: the same inputs give the same JSON, byte for byte; the host's wall time only
+// with --timings.
+TEST(HardeningTest, RunJsonIsByteIdenticalForTheSameInputs) {
+  const fs::path dir = work_dir();
+  for (const char* name : {"a.json", "b.json"})
+    ASSERT_EQ(trainsim("run " + kTiny + " --steps 3 --advice 0 --quiet --json " + (dir / name).string()).code, 0);
+  EXPECT_EQ(read_file(dir / "a.json"), read_file(dir / "b.json"));
+  EXPECT_EQ(read_file(dir / "a.json").find("\"wall_s\""), std::string::npos);
+  ASSERT_EQ(trainsim("run " + kTiny + " --steps 3 --advice 0 --quiet --timings --json " + (dir / "c.json").string()).code, 0);
+  EXPECT_NE(read_file(dir / "c.json").find("\"wall_s\""), std::string::npos);
+}
