@@ -18,6 +18,7 @@
 #include <stdexcept>
 
 #include "cli/run_command.hpp"
+#include "config/scenario.hpp"
 #include "util/output.hpp"
 
 extern char** environ;
@@ -31,7 +32,8 @@ int worker_command(const WorkerOptions& w) {
   const pid_t parent = ::getppid();
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != parent) return 1;
-  const auto scenario = config::load_scenario(w.scenario, parse_overrides(w.sets));
+  const std::string text = config::read_scenario_file(w.scenario_text_path.empty() ? w.scenario : w.scenario_text_path);
+  const auto scenario = config::load_scenario_text(text, w.scenario, parse_overrides(w.sets));
   SimulateOptions so;
   so.steps = w.steps;
   so.seed = w.seed;
@@ -104,6 +106,7 @@ int64_t core_count() {
 }
 
 std::vector<JobResult> run_jobs(const std::string& self, const std::vector<Job>& jobs, int64_t parallel,
+                                const std::string& scenario_text,
                                 const std::function<void(size_t, const JobResult&)>& on_done) {
   if (parallel <= 0) parallel = core_count();
   std::vector<JobResult> results(jobs.size());
@@ -113,6 +116,8 @@ std::vector<JobResult> run_jobs(const std::string& self, const std::vector<Job>&
     throw std::runtime_error("cannot create a temporary directory in " +
                              std::filesystem::temp_directory_path().string() + ": " + std::strerror(errno));
   const std::filesystem::path dir = tmpl;
+  const std::string text_path = (dir / "scenario.yaml").string();
+  if (!scenario_text.empty()) util::write_output(text_path, scenario_text);
   std::map<pid_t, size_t> running;
   size_t next = 0;
   auto out_of = [&](size_t i) { return (dir / ("job-" + std::to_string(i) + ".json")).string(); };
@@ -121,6 +126,10 @@ std::vector<JobResult> run_jobs(const std::string& self, const std::vector<Job>&
     while (next < jobs.size() && static_cast<int64_t>(running.size()) < parallel) {
       std::vector<std::string> args = {self, "worker"};
       args.insert(args.end(), jobs[next].args.begin(), jobs[next].args.end());
+      if (!scenario_text.empty()) {
+        args.push_back("--scenario-text");
+        args.push_back(text_path);
+      }
       args.push_back("--out");
       args.push_back(out_of(next));
       std::vector<char*> argv;

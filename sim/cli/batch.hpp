@@ -1,5 +1,7 @@
 // Runs many scenario simulations in parallel child processes (SimGrid allows one Engine per
 // process): `trainsim worker SCENARIO --set ... --seed S --out FILE` per job, at most `jobs` at once.
+// The parent reads the scenario once and hands its bytes to every worker, so a scenario read from a
+// pipe (/dev/stdin, `<(...)`) works and an edit during the batch cannot mix two versions.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -13,7 +15,8 @@
 namespace trainsim::cli {
 
 struct WorkerOptions {
-  std::string scenario;
+  std::string scenario;            // the user's path: named in messages; a relative cluster.platform is found beside it
+  std::string scenario_text_path;  // "" = read `scenario`; else a file holding the bytes to simulate (run_jobs' copy)
   std::vector<std::string> sets;
   uint64_t seed = 1;
   int64_t steps = 0;
@@ -50,8 +53,11 @@ struct JobResult {
 };
 
 // Runs every job; `on_done(index, result)` is called in the parent as each finishes (in finish
-// order). jobs <= 0 means the number of cores.
+// order). jobs <= 0 means the number of cores. `scenario_text` (the bytes the parent read from the
+// jobs' scenario path) is written into the batch's private directory and every worker simulates
+// that copy (`--scenario-text`), never re-reading the path; "" = the workers read their path.
 std::vector<JobResult> run_jobs(const std::string& self, const std::vector<Job>& jobs, int64_t parallel,
+                                const std::string& scenario_text,
                                 const std::function<void(size_t, const JobResult&)>& on_done);
 
 // The running trainsim binary (/proc/self/exe; argv0 when that cannot be read).

@@ -158,9 +158,10 @@ BatchWorld batch_world() {
 }
 
 std::vector<JobResult> run_batch(const std::string& self, const std::vector<Job>& jobs, int64_t parallel,
+                                 const std::string& scenario_text,
                                  const std::function<void(size_t, const JobResult&)>& on_done) {
   const BatchWorld world = batch_world();
-  if (world.size <= 1) return run_jobs(self, jobs, parallel, on_done);
+  if (world.size <= 1) return run_jobs(self, jobs, parallel, scenario_text, on_done);
 #ifdef TRAINSIM_HAVE_MPI
   // Every rank has read its inputs (the --resume file among them) before rank 0 appends to them.
   mpi().barrier(mpi().world);
@@ -179,7 +180,7 @@ std::vector<JobResult> run_batch(const std::string& self, const std::vector<Job>
     std::vector<MPI_Request> requests;
     sent.reserve(mine.size());
     requests.reserve(mine.size());
-    run_jobs(self, mine, parallel, [&](size_t k, const JobResult& r) {
+    run_jobs(self, mine, parallel, scenario_text, [&](size_t k, const JobResult& r) {
       if (!r.ran)
         std::fprintf(stderr, "trainsim: rank %d: job %zu failed: %s\n", world.rank, index[k], r.error.c_str());
       sent.push_back(encode(index[k], r, world.rank));
@@ -215,7 +216,7 @@ std::vector<JobResult> run_batch(const std::string& self, const std::vector<Job>
       if (on_done) on_done(i, all[i]);
     }
   };
-  run_jobs(self, mine, parallel, [&](size_t k, const JobResult& r) {
+  run_jobs(self, mine, parallel, scenario_text, [&](size_t k, const JobResult& r) {
     all[index[k]] = r;
     if (on_done) on_done(index[k], r);
     receive(false);
@@ -223,8 +224,15 @@ std::vector<JobResult> run_batch(const std::string& self, const std::vector<Job>
   receive(true);
   return all;
 #else
-  return run_jobs(self, jobs, parallel, on_done);
+  return run_jobs(self, jobs, parallel, scenario_text, on_done);
 #endif
+}
+
+void require_scenario_file(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    throw util::InputError("--emit-slurm: the array's tasks read the scenario themselves, so it must be a regular file; " + path +
+                           " is not (save it to a file first)");
 }
 
 std::string shell_quote(const std::string& word) {

@@ -136,7 +136,8 @@ nlohmann::json infeasible_json(const Outcome& o) {
 
 int run_command(const RunOptions& opt) {
   util::check_outputs(opt.scenario, {{"--json", opt.json_path}, {"--csv", opt.csv_path}, {"--trace", opt.trace_path}});
-  const auto scenario = config::load_scenario(opt.scenario, parse_overrides(opt.sets));
+  const std::string text = config::read_scenario_file(opt.scenario);  // once: the advice's workers get the same bytes
+  const auto scenario = config::load_scenario_text(text, opt.scenario, parse_overrides(opt.sets));
   SimulateOptions so;
   so.steps = opt.steps;
   so.seed = opt.seed;
@@ -171,6 +172,7 @@ int run_command(const RunOptions& opt) {
     AdviceOptions ao;
     ao.self = opt.self;
     ao.path = opt.scenario;
+    ao.text = text;
     ao.sets = opt.sets;
     ao.seed = opt.seed;
     ao.steps = opt.steps;

@@ -92,6 +92,7 @@ namespace {
 // The sweep's points, with the worker job of each point that needs simulating (points found
 // invalid here carry their reason and no job).
 struct SweepPlan {
+  std::string text;  // the scenario's bytes, read once: every point is loaded from them, the workers get them
   config::Scenario base;
   std::vector<Point> points;
   std::vector<WorkerOptions> work;
@@ -101,7 +102,9 @@ struct SweepPlan {
 
 SweepPlan plan_sweep(const SweepOptions& opt) {
   const auto nodes = parse_node_list(opt.nodes);
-  SweepPlan plan{config::load_scenario(opt.scenario, parse_overrides(opt.sets)), {}, {}, {}, {}};
+  SweepPlan plan;
+  plan.text = config::read_scenario_file(opt.scenario);
+  plan.base = config::load_scenario_text(plan.text, opt.scenario, parse_overrides(opt.sets));
   const config::Scenario& base = plan.base;
   const auto& par = base.parallel;
   const int64_t per_replica = par.tp * par.pp * par.cp;
@@ -130,7 +133,7 @@ SweepPlan plan_sweep(const SweepOptions& opt) {
     sets.push_back("training.global_batch=" + std::to_string(pt.global_batch));
     try {
       // Invalid or too large to simulate: an infeasible point with the reason, before any worker.
-      check_simulable(config::load_scenario(opt.scenario, parse_overrides(sets)), opt.steps);
+      check_simulable(config::load_scenario_text(plan.text, opt.scenario, parse_overrides(sets)), opt.steps);
     } catch (const util::InputError& e) {
       pt.reason = e.message();
       continue;
@@ -199,6 +202,7 @@ std::string knee_cause(const nlohmann::json& ref, double ref_gpus, const nlohman
 }  // namespace
 
 int emit_sweep_slurm(const SweepOptions& opt, const std::string& script_path, const std::string& trainsim_path) {
+  require_scenario_file(opt.scenario);
   const SweepPlan plan = plan_sweep(opt);
   SlurmBatch batch;
   batch.command = "sweep";
@@ -276,7 +280,7 @@ int sweep_command(const SweepOptions& opt, const char* argv0) {
   std::ofstream resume_out;
   if (!opt.resume_path.empty() && world.reports()) resume_out.open(opt.resume_path, std::ios::app);
   size_t finished = 0;
-  run_batch(self_exe(argv0), jobs, opt.jobs, [&](size_t j, const JobResult& r) {
+  run_batch(self_exe(argv0), jobs, opt.jobs, plan.text, [&](size_t j, const JobResult& r) {
     const size_t k = job_work[j];
     Point& pt = points[plan.work_point[k]];
     const bool ok = r.ran && r.result.value("ok", false);

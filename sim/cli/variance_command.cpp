@@ -51,6 +51,7 @@ bool has_noise(const config::Scenario& s) { return noisy_fabric(s) || noisy_gpus
 }  // namespace
 
 int emit_variance_slurm(const VarianceOptions& opt, const std::string& script_path, const std::string& trainsim_path) {
+  require_scenario_file(opt.scenario);
   const config::Scenario base = config::load_scenario(opt.scenario, parse_overrides(opt.sets));
   check_simulable(base, opt.steps);
   SlurmBatch batch;
@@ -75,7 +76,9 @@ int variance_command(const VarianceOptions& opt, const char* argv0) { return var
 
 int variance_command(const VarianceOptions& opt, const char* argv0, const std::string& resume_path) {
   util::check_outputs(opt.scenario, {{"--json", opt.json_path}, {"--resume", resume_path}});
-  const config::Scenario base = config::load_scenario(opt.scenario, parse_overrides(opt.sets));
+  // Read once: the workers simulate these bytes, whatever happens to the file meanwhile.
+  const std::string text = config::read_scenario_file(opt.scenario);
+  const config::Scenario base = config::load_scenario_text(text, opt.scenario, parse_overrides(opt.sets));
   check_simulable(base, opt.steps);  // exit 2 before any worker starts
   const bool noisy = has_noise(base);
   const auto work = variance_work(opt, noisy);
@@ -101,7 +104,7 @@ int variance_command(const VarianceOptions& opt, const char* argv0, const std::s
   std::ofstream resume_out;
   if (!resume_path.empty() && world.reports()) resume_out.open(resume_path, std::ios::app);
   size_t done = 0;
-  run_batch(self_exe(argv0), jobs, opt.jobs, [&](size_t j, const JobResult& r) {
+  run_batch(self_exe(argv0), jobs, opt.jobs, text, [&](size_t j, const JobResult& r) {
     results[job_run[j]] = r;
     if (resume_out && r.ran) resume_out << r.result.dump() << "\n" << std::flush;
     ++done;
