@@ -115,6 +115,7 @@ int main(int argc, char** argv) {
   worker_cmd->add_option("--steps", worker.steps);
   worker_cmd->add_flag("--no-replicate", worker.no_replicate);
   worker_cmd->add_option("--fidelity", worker.fidelity);
+  worker_cmd->add_option("--parent", worker.parent);
   worker_cmd->add_option("--out", worker.out_path)->required();
 
   try {

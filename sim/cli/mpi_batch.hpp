@@ -38,7 +38,8 @@ BatchWorld batch_world();
 // processes (<= 0 means 1 under MPI); every result is sent to rank 0, which calls on_done(i, result)
 // for each job as results arrive and returns all of them (indexed like `jobs`). Other ranks call
 // nothing and return an empty vector. A job that fails stays a failed JobResult (with its error
-// text and rank): the other jobs' results are kept.
+// text and rank): the other jobs' results are kept. A rank stopped by a signal (StopOnSignal)
+// sends its unfinished jobs as `stopped` (on_done is not called for them).
 std::vector<JobResult> run_batch(const std::string& self, const std::vector<Job>& jobs, int64_t parallel,
                                  const std::string& scenario_text,
                                  const std::function<void(size_t, const JobResult&)>& on_done);

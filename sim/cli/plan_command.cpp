@@ -381,10 +381,18 @@ int plan_command(const PlanOptions& options, const char* argv0) {
   }
   Progress simulated(!opt.quiet, "simulated layout", "layouts");
   size_t finished = 0;
+  // SIGINT and SIGTERM stop the simulations: a ranking of part of the shortlist would name a wrong
+  // best, so an interrupted plan reports nothing but how far it got.
+  const StopOnSignal stop;
   const auto results = run_batch(self_exe(argv0), jobs, opt.jobs, text, [&](size_t, const JobResult&) {
     simulated.update(static_cast<int64_t>(++finished), static_cast<int64_t>(jobs.size()));
   });
   if (!world.reports()) return 0;
+  if (std::any_of(results.begin(), results.end(), [](const JobResult& r) { return r.stopped; })) {
+    std::fprintf(stderr, "\ntrainsim plan: %s: interrupted by %s after %zu of %zu layouts simulated; no output files written\n",
+                 base.name.c_str(), StopOnSignal::name(stop.received()).c_str(), finished, jobs.size());
+    return 128 + stop.received();
+  }
   for (size_t i = 0; i < sims.size(); ++i) {
     auto& s = sims[i];
     const auto& r = results[i];

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "cli/advice.hpp"
+#include "cli/batch.hpp"
 #include "cli/progress.hpp"
 #include "config/limits.hpp"
 #include "engine/step_engine.hpp"
@@ -179,7 +180,15 @@ int run_command(const RunOptions& opt) {
     ao.fidelity = opt.fidelity;
     ao.top = static_cast<size_t>(opt.advice);
     ao.progress = !opt.quiet;
+    // SIGINT or SIGTERM while the advice simulates: stop it, and end as an interrupted run does.
+    const StopOnSignal stop;
     simulate_advice(ao, out, out.summary, advice_runs);
+    if (stop.received() != 0) {
+      std::fprintf(stderr, "\ninterrupted while simulating the advice (%s); no output files written\n",
+                   StopOnSignal::name(stop.received()).c_str());
+      std::fputs(report::console_table(out.summary).c_str(), stderr);
+      return 128 + stop.received();
+    }
   }
   auto json = report::to_json(out.summary);
   json["fidelity"] = out.run.fidelity;

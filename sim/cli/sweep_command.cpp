@@ -42,6 +42,7 @@ struct Point {
   std::string reason;
   nlohmann::json report;                // the first seed's (bottleneck, shares)
   std::vector<nlohmann::json> reports;  // every seed's, in seed order (--runs)
+  int64_t runs_done = 0;                // seeds with a result, resumed or simulated
 };
 
 // Two-sided 95% Student t quantile for `df` degrees of freedom (tables; 1.96 beyond 120).
@@ -255,6 +256,7 @@ int sweep_command(const SweepOptions& opt, const char* argv0) {
     const auto r = static_cast<size_t>(plan.work_run[k]);
     if (!ok && pt.reason.empty()) pt.reason = reason;
     pt.reports[r] = ok ? report : nlohmann::json();
+    ++pt.runs_done;
   };
   for (size_t k = 0; k < plan.work.size(); ++k) {
     Point& pt = points[plan.work_point[k]];
@@ -280,7 +282,10 @@ int sweep_command(const SweepOptions& opt, const char* argv0) {
   std::ofstream resume_out;
   if (!opt.resume_path.empty() && world.reports()) resume_out.open(opt.resume_path, std::ios::app);
   size_t finished = 0;
-  run_batch(self_exe(argv0), jobs, opt.jobs, plan.text, [&](size_t j, const JobResult& r) {
+  // From here SIGINT and SIGTERM stop the batch: the finished points are reported (and already in
+  // the --resume file), the command exits 128 + the signal's number.
+  const StopOnSignal stop;
+  const auto results = run_batch(self_exe(argv0), jobs, opt.jobs, plan.text, [&](size_t j, const JobResult& r) {
     const size_t k = job_work[j];
     Point& pt = points[plan.work_point[k]];
     const bool ok = r.ran && r.result.value("ok", false);
@@ -301,6 +306,8 @@ int sweep_command(const SweepOptions& opt, const char* argv0) {
     }
   });
   if (!world.reports()) return 0;  // rank 0 writes the report
+  const bool interrupted = std::any_of(results.begin(), results.end(), [](const JobResult& r) { return r.stopped; });
+  auto finished_point = [&](const Point& pt) { return !pt.reason.empty() || pt.runs_done == opt.runs; };
   for (auto& pt : points) {
     pt.ok = !pt.reports.empty() && pt.reason.empty() &&
             std::all_of(pt.reports.begin(), pt.reports.end(), [](const nlohmann::json& j) { return j.is_object(); });
@@ -338,6 +345,12 @@ int sweep_command(const SweepOptions& opt, const char* argv0) {
   for (const auto& pt : points) {
     nlohmann::json j = {{"nodes", pt.nodes}, {"gpus", pt.nodes * base.cluster.gpus_per_server()}, {"dp", pt.dp},
                         {"global_batch", pt.global_batch}, {"feasible", pt.ok}};
+    if (!finished_point(pt)) {
+      std::snprintf(buf, sizeof buf, "  %7lld %7lld %6lld  not finished (interrupted)\n", static_cast<long long>(pt.nodes),
+                    static_cast<long long>(pt.nodes * base.cluster.gpus_per_server()), static_cast<long long>(pt.dp));
+      table += buf;
+      continue;
+    }
     if (!pt.ok) {
       j["reason"] = pt.reason;
       std::snprintf(buf, sizeof buf, "  %7lld %7lld %6lld  infeasible: %s\n", static_cast<long long>(pt.nodes),
@@ -397,6 +410,20 @@ int sweep_command(const SweepOptions& opt, const char* argv0) {
                   100 * sync, r["bottleneck"].get<std::string>().c_str());
     table += buf;
     jpoints.push_back(j);
+  }
+  if (interrupted) {
+    // Like an interrupted run: the table so far on standard error, no output file (an old --json or
+    // --csv is left as it was); what finished is in the --resume file already.
+    const auto done = std::count_if(points.begin(), points.end(), finished_point);
+    const std::string keep = opt.resume_path.empty() ? "--resume FILE keeps finished points for the next run"
+                                                     : "the finished points are kept in " + opt.resume_path +
+                                                           ": the same command computes only the others";
+    std::fprintf(stderr, "\ntrainsim sweep: %s (%s scaling, efficiency vs %lld nodes), interrupted by %s\n\n%s\n", base.name.c_str(),
+                 opt.scaling.c_str(), ref ? static_cast<long long>(ref->nodes) : 0LL, StopOnSignal::name(stop.received()).c_str(),
+                 table.c_str());
+    std::fprintf(stderr, "  %lld of %zu points finished; no output files written; %s\n", static_cast<long long>(done), points.size(),
+                 keep.c_str());
+    return 128 + stop.received();
   }
   nlohmann::json out = {{"scenario", {{"name", base.name}}},
                         {"scaling", opt.scaling},

@@ -104,7 +104,10 @@ int variance_command(const VarianceOptions& opt, const char* argv0, const std::s
   std::ofstream resume_out;
   if (!resume_path.empty() && world.reports()) resume_out.open(resume_path, std::ios::app);
   size_t done = 0;
-  run_batch(self_exe(argv0), jobs, opt.jobs, text, [&](size_t j, const JobResult& r) {
+  // From here SIGINT and SIGTERM stop the batch: the finished runs are reported (and already in the
+  // --resume file), the command exits 128 + the signal's number.
+  const StopOnSignal stop;
+  const auto batch = run_batch(self_exe(argv0), jobs, opt.jobs, text, [&](size_t j, const JobResult& r) {
     results[job_run[j]] = r;
     if (resume_out && r.ran) resume_out << r.result.dump() << "\n" << std::flush;
     ++done;
@@ -116,6 +119,30 @@ int variance_command(const VarianceOptions& opt, const char* argv0, const std::s
   });
   if (!opt.quiet && !jobs.empty()) std::fprintf(stderr, "\n");
   if (!world.reports()) return 0;  // rank 0 writes the report
+  if (std::any_of(batch.begin(), batch.end(), [](const JobResult& r) { return r.stopped; })) {
+    // Like an interrupted run: the runs that finished on standard error, no output file (an old
+    // --json is left as it was); they are in the --resume file already.
+    std::fprintf(stderr, "\ntrainsim variance: %s, interrupted by %s\n\n  %-26s %14s %13s\n", base.name.c_str(),
+                 StopOnSignal::name(stop.received()).c_str(), "", "mean step (s)", "tokens/s");
+    size_t finished = 0;
+    for (size_t k = 0; k < work.size(); ++k) {
+      const auto& r = results[k];
+      if (!r.ran) continue;  // not finished (or failed: said as it happened)
+      ++finished;
+      const std::string label = "seed " + std::to_string(work[k].seed) + (k < static_cast<size_t>(opt.runs) ? "" : ", dedicated fabric");
+      if (r.result.value("ok", false)) {
+        const auto& rep = r.result["report"];
+        std::fprintf(stderr, "  %-26s %14.4f %13.0f\n", label.c_str(), rep["step_time_s"]["mean"].get<double>(),
+                     rep["tokens_per_s"].get<double>());
+      } else {
+        std::fprintf(stderr, "  %-26s infeasible: %s\n", label.c_str(), r.result.value("reason", "").c_str());
+      }
+    }
+    const std::string keep = resume_path.empty() ? "--resume FILE keeps finished runs for the next run"
+                                                 : "the finished runs are kept in " + resume_path + ": the same command computes only the others";
+    std::fprintf(stderr, "\n  %zu of %zu runs finished; no output files written; %s\n", finished, work.size(), keep.c_str());
+    return 128 + stop.received();
+  }
 
   nlohmann::json runs = nlohmann::json::array();
   std::vector<double> means, days;

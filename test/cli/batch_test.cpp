@@ -1,5 +1,7 @@
 // Batches (sweep, variance) under stress (issue 21, items 3 and 4): the scenario is read once by
-// the parent, so a pipe works and an edit during the batch changes nothing.
+// the parent, so a pipe works and an edit during the batch changes nothing; SIGINT and SIGTERM stop
+// a batch cleanly (exit 130/143, the finished points reported and kept, no worker left running, no
+// temporary directory left) and a batch killed outright takes its workers with it.
 // Commands that run in the background are started with fork/exec (their pid is needed) and their
 // standard error is read from a file while they run; every one is killed if it outlives its test.
 #include "cli_test_util.hpp"
@@ -10,8 +12,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
+#include <regex>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -61,6 +67,13 @@ class Background {
     pid_ = ::fork();
     if (pid_ == 0) {
       if (!tmpdir.empty()) ::setenv("TMPDIR", tmpdir.c_str(), 1);
+      // As from an interactive shell, whatever the test runner's own dispositions (a background
+      // job of a script starts with SIGINT ignored, and trainsim keeps an ignored signal ignored).
+      std::signal(SIGINT, SIG_DFL);
+      std::signal(SIGTERM, SIG_DFL);
+      sigset_t none;
+      sigemptyset(&none);
+      ::sigprocmask(SIG_SETMASK, &none, nullptr);
       if (std::freopen(err.c_str(), "w", stderr) == nullptr || std::freopen(out.c_str(), "w", stdout) == nullptr) ::_exit(99);
       std::vector<char*> argv = {const_cast<char*>(kBinary.c_str())};
       for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
@@ -89,8 +102,9 @@ class Background {
     return false;
   }
 
-  // Its exit code once it ends (within `seconds`; else it is killed and -1 returned); 128 + N when
-  // a signal N ended it.
+  // Its exit code once it ends within `seconds`; minus N when signal N ended it (so an exit 130
+  // and a death by SIGINT differ); kKilled if it had to be killed for taking too long.
+  static constexpr int kKilled = -1000;
   int wait(double seconds) {
     const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
     while (!reaped_ && std::chrono::steady_clock::now() < end) {
@@ -99,8 +113,8 @@ class Background {
       else
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
-    if (!reaped_) return -1;
-    return WIFEXITED(status_) ? WEXITSTATUS(status_) : 128 + WTERMSIG(status_);
+    if (!reaped_) return kKilled;
+    return WIFEXITED(status_) ? WEXITSTATUS(status_) : -WTERMSIG(status_);
   }
 
  private:
@@ -109,6 +123,65 @@ class Background {
   bool reaped_ = false;
   int status_ = 0;
 };
+
+// /proc/PID/stat's state and parent (the fields after the command name, which may hold spaces).
+bool stat_of(pid_t pid, char& state, pid_t& parent) {
+  const std::string text = read_file("/proc/" + std::to_string(pid) + "/stat");
+  const auto close = text.rfind(')');
+  if (close == std::string::npos) return false;
+  std::istringstream in(text.substr(close + 1));
+  long ppid = 0;
+  in >> state >> ppid;
+  parent = static_cast<pid_t>(ppid);
+  return static_cast<bool>(in);
+}
+
+// Whether `pid` is a process that still runs (gone and zombie both count as not).
+bool alive(pid_t pid) {
+  char state = 0;
+  pid_t parent = 0;
+  return stat_of(pid, state, parent) && state != 'Z' && state != 'X';
+}
+
+std::vector<pid_t> all_pids() {
+  std::vector<pid_t> out;
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    const std::string name = e.path().filename().string();
+    if (!name.empty() && name.find_first_not_of("0123456789") == std::string::npos) out.push_back(std::stoi(name));
+  }
+  return out;
+}
+
+// The running children of `parent`.
+std::vector<pid_t> children_of(pid_t parent) {
+  std::vector<pid_t> out;
+  for (pid_t pid : all_pids()) {
+    char state = 0;
+    pid_t ppid = 0;
+    if (stat_of(pid, state, ppid) && ppid == parent && state != 'Z') out.push_back(pid);
+  }
+  return out;
+}
+
+// The running processes whose command line mentions `text` (a worker names its batch's private
+// directory in its arguments, so this finds workers even once re-parented).
+std::vector<pid_t> processes_mentioning(const std::string& text) {
+  std::vector<pid_t> out;
+  for (pid_t pid : all_pids()) {
+    std::string cmdline = read_file("/proc/" + std::to_string(pid) + "/cmdline");
+    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+    if (cmdline.find(text) != std::string::npos && alive(pid)) out.push_back(pid);
+  }
+  return out;
+}
+
+std::vector<std::string> lines_of(const fs::path& p) {
+  std::ifstream in(p);
+  std::vector<std::string> out;
+  std::string line;
+  while (std::getline(in, line)) out.push_back(line);
+  return out;
+}
 
 // The points' step times of a sweep's JSON report.
 std::vector<double> step_times(const nlohmann::json& sweep) {
@@ -175,6 +248,111 @@ TEST(BatchTest, ScenarioEditedDuringASweepIsNotMixedIn) {
   const auto edited = nlohmann::json::parse(read_file(dir / "edited.json"));
   ASSERT_EQ(edited["points"].size(), 4u);
   EXPECT_EQ(step_times(edited), step_times(nlohmann::json::parse(fresh.out)));
+}
+
+// Starts `trainsim COMMAND ... --resume FILE --json FILE` with a TMPDIR of its own, waits for its
+// first finished point ("run 1/N" on standard error) and for a worker to be running, sends `signo`
+// and checks what issue 21 asks: exit 128 + signo; the finished points on standard error, marked
+// interrupted; exactly those in the --resume file; the old --json file untouched; no worker alive
+// and no trainsim directory left in TMPDIR. Then the same command with the same --resume file
+// computes only the points that were not finished.
+void interrupt_batch(const std::vector<std::string>& command, size_t points, const std::string& unit, int signo) {
+  Scratch dir;
+  const fs::path tmpdir = dir / "tmp", resume = dir / "results.jsonl", json = dir / "report.json";
+  fs::create_directories(tmpdir);
+  std::ofstream(json) << "{\"old\": true}\n";
+  std::vector<std::string> args = command;
+  args.insert(args.end(), {"--resume", resume.string(), "--json", json.string()});
+  const std::string total = std::to_string(points);
+  std::vector<pid_t> workers;
+  int code = -1;
+  {
+    Background batch(args, dir / "out", dir / "err", tmpdir);
+    ASSERT_TRUE(batch.wait_for("run 1/" + total, 60)) << read_file(dir / "err");
+    for (int i = 0; i < 100 && workers.empty(); ++i) {
+      workers = children_of(batch.pid());
+      if (workers.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ASSERT_FALSE(workers.empty()) << "no worker running to be stopped";
+    ASSERT_EQ(::kill(batch.pid(), signo), 0);
+    code = batch.wait(60);
+  }
+  const std::string err = read_file(dir / "err");
+  const std::string name = signo == SIGINT ? "SIGINT" : "SIGTERM";
+  EXPECT_EQ(code, 128 + signo) << err;
+  EXPECT_NE(err.find(", interrupted by " + name + "\n"), std::string::npos) << err;
+  std::smatch m;
+  const std::regex finished("\n  ([0-9]+) of " + total + " " + unit + " finished; no output files written; the finished " + unit +
+                            " are kept in " + resume.string() + ": the same command computes only the others\n");
+  ASSERT_TRUE(std::regex_search(err, m, finished)) << err;
+  const size_t kept = std::stoul(m[1]);
+  EXPECT_GE(kept, 1u);
+  EXPECT_LT(kept, points);
+  // The table of what finished: a sweep's rows for the other points say so, a variance lists its seeds.
+  auto count = [&](const std::string& what) {
+    size_t n = 0;
+    for (auto at = err.find(what); at != std::string::npos; at = err.find(what, at + 1)) ++n;
+    return n;
+  };
+  if (unit == "points")
+    EXPECT_EQ(count("  not finished (interrupted)\n"), points - kept) << err;
+  else
+    EXPECT_EQ(count("\n  seed "), kept) << err;
+  const auto lines = lines_of(resume);
+  EXPECT_EQ(lines.size(), kept);
+  for (const auto& line : lines) EXPECT_TRUE(nlohmann::json::parse(line).contains("job")) << line;
+  EXPECT_EQ(read_file(json), "{\"old\": true}\n");
+  EXPECT_EQ(read_file(dir / "out"), "");  // the report went to standard error; nothing else is written
+  for (pid_t w : workers) EXPECT_FALSE(alive(w)) << "worker " << w << " outlived the batch";
+  EXPECT_TRUE(processes_mentioning(tmpdir.string()).empty());
+  EXPECT_TRUE(fs::is_empty(tmpdir)) << fs::directory_iterator(tmpdir)->path();
+
+  // The same command again: only the unfinished points are simulated, then the whole report.
+  std::string again;
+  for (const auto& a : args) again += " " + a;
+  const auto rest = shell("TMPDIR=" + tmpdir.string() + " " + kBinary + again);
+  ASSERT_EQ(rest.code, 0) << rest.err;
+  EXPECT_NE(rest.err.find("run 1/" + std::to_string(points - kept)), std::string::npos) << rest.err;
+  EXPECT_EQ(lines_of(resume).size(), points);
+  EXPECT_NE(read_file(json), "{\"old\": true}\n");
+  EXPECT_TRUE(fs::is_empty(tmpdir));
+}
+
+// tiny-gpt-2node at 1, 2, 4, 8, 16 and 32 nodes, two at a time; per-step jitter keeps every step
+// simulated, so a point takes 0.3 s (1 node) to 3 s (32 nodes).
+const std::vector<std::string> kSweep = {"sweep", kTiny, "--nodes", "1..32", "--steps", "300", "--set", "stragglers.jitter=0.02",
+                                         "--jobs", "2"};
+// Six seeds, two at a time, every step simulated: about 1 s each.
+const std::vector<std::string> kVariance = {"variance", kTiny, "--runs", "6", "--steps", "600", "--no-replicate", "--jobs", "2"};
+
+TEST(BatchTest, SigintStopsASweepKeepingItsFinishedPoints) { interrupt_batch(kSweep, 6, "points", SIGINT); }
+TEST(BatchTest, SigtermStopsASweepKeepingItsFinishedPoints) { interrupt_batch(kSweep, 6, "points", SIGTERM); }
+TEST(BatchTest, SigintStopsAVarianceKeepingItsFinishedRuns) { interrupt_batch(kVariance, 6, "runs", SIGINT); }
+TEST(BatchTest, SigtermStopsAVarianceKeepingItsFinishedRuns) { interrupt_batch(kVariance, 6, "runs", SIGTERM); }
+
+// SIGKILL leaves the parent no say: its workers die with it (PR_SET_PDEATHSIG), not simulate on
+// under PID 1. (Its private directory stays: nothing can remove it.)
+TEST(BatchTest, WorkersDieWithAKilledSweep) {
+  Scratch dir;
+  const fs::path tmpdir = dir / "tmp";
+  fs::create_directories(tmpdir);
+  std::vector<pid_t> workers;
+  {
+    Background batch(kSweep, dir / "out", dir / "err", tmpdir);
+    ASSERT_TRUE(batch.wait_for("run 1/6", 60)) << read_file(dir / "err");
+    for (int i = 0; i < 100 && workers.empty(); ++i) {
+      workers = children_of(batch.pid());
+      if (workers.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ASSERT_FALSE(workers.empty());
+    ASSERT_EQ(::kill(batch.pid(), SIGKILL), 0);
+    EXPECT_EQ(batch.wait(10), -SIGKILL);
+  }
+  // The kernel sends the workers SIGKILL as their parent dies: give them a moment to go.
+  for (int i = 0; i < 200 && !processes_mentioning(tmpdir.string()).empty(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_TRUE(processes_mentioning(tmpdir.string()).empty());
+  for (pid_t w : workers) EXPECT_FALSE(alive(w)) << "worker " << w << " outlived its killed parent";
 }
 
 }  // namespace
