@@ -3,10 +3,13 @@
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -16,11 +19,14 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
 #include "cli/run_command.hpp"
 #include "config/scenario.hpp"
+#include "util/error.hpp"
+#include "util/hash.hpp"
 #include "util/output.hpp"
 
 extern char** environ;
@@ -162,6 +168,8 @@ int worker_command(const WorkerOptions& w) {
   if (w.parent > 0 && ::getppid() != static_cast<pid_t>(w.parent)) return 1;
   const std::string text = config::read_scenario_file(w.scenario_text_path.empty() ? w.scenario : w.scenario_text_path);
   const auto scenario = config::load_scenario_text(text, w.scenario, parse_overrides(w.sets));
+  WorkerOptions keyed = w;
+  keyed.scenario_hash = scenario_hash(text, scenario);  // of what this worker simulates, not what it was told
   SimulateOptions so;
   so.steps = w.steps;
   so.seed = w.seed;
@@ -169,7 +177,7 @@ int worker_command(const WorkerOptions& w) {
   so.fidelity = parse_fidelity(w.fidelity);
   Outcome out = simulate_scenario(scenario, so);
   nlohmann::json j;
-  j["job"] = job_key(w);
+  j["job"] = job_key(keyed);
   j["ok"] = out.fits;
   if (!out.fits) {
     j["reason"] = out.infeasible_reason;
@@ -205,21 +213,212 @@ Job make_job(const WorkerOptions& w) {
   return job;
 }
 
-nlohmann::json job_key(const WorkerOptions& w) {
-  return {{"scenario", w.scenario}, {"sets", w.sets}, {"seed", w.seed}, {"steps", w.steps}};
+std::string scenario_hash(const std::string& text, const config::Scenario& scenario) {
+  uint64_t h = util::fnv1a64(text);
+  if (!scenario.cluster.platform_file.empty()) {
+    // The platform file is the truth about the cluster (platform/derive.hpp): its bytes count too.
+    std::ifstream in(scenario.cluster.platform_file, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    h = util::fnv1a64(ss.str(), util::fnv1a64(std::string_view("\0platform\0", 10), h));
+  }
+  return "fnv1a64:" + util::hex64(h);
 }
 
-std::map<std::string, nlohmann::json> read_job_results(const std::string& path) {
-  std::map<std::string, nlohmann::json> out;
-  std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line)) {
-    auto j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_discarded() || !j.is_object() || !j.contains("job") || !j.contains("ok")) continue;
+nlohmann::json job_key(const WorkerOptions& w) {
+  nlohmann::json key = {{"scenario", w.scenario}, {"scenario_hash", w.scenario_hash}, {"sets", w.sets}, {"seed", w.seed}, {"steps", w.steps}};
+  // Only when not the defaults: a key written before these options existed still says what it was.
+  if (w.fidelity != "auto") key["fidelity"] = w.fidelity;
+  if (w.no_replicate) key["no_replicate"] = true;
+  return key;
+}
+
+namespace {
+
+// The value at the dotted `path` ("report.step_time_s.mean") of `j`, or nullptr.
+const nlohmann::json* find_path(const nlohmann::json& j, const std::string& path) {
+  const nlohmann::json* at = &j;
+  size_t from = 0;
+  while (true) {
+    const size_t dot = path.find('.', from);
+    const std::string key = path.substr(from, dot == std::string::npos ? std::string::npos : dot - from);
+    if (!at->is_object() || !at->contains(key)) return nullptr;
+    at = &(*at)[key];
+    if (dot == std::string::npos) return at;
+    from = dot + 1;
+  }
+}
+
+enum class Range { kPositive, kNonNegative, kFraction, kShare };
+
+// Checks one line of a --resume file (read_resume_file): throws util::InputError("WHERE: ...").
+class LineCheck {
+ public:
+  LineCheck(const nlohmann::json& line, std::string where) : line_(line), where_(std::move(where)) {}
+
+  [[noreturn]] void fail(const std::string& what) const { throw util::InputError(where_ + ": " + what); }
+
+  const nlohmann::json& need(const std::string& path) const {
+    const nlohmann::json* v = find_path(line_, path);
+    if (v == nullptr) fail("no " + path);
+    return *v;
+  }
+  bool has(const std::string& path) const { return find_path(line_, path) != nullptr; }
+
+  void string(const std::string& path) const {
+    if (!need(path).is_string()) fail(path + " is " + need(path).dump() + ": must be a string");
+  }
+  void boolean(const std::string& path) const {
+    if (!need(path).is_boolean()) fail(path + " is " + need(path).dump() + ": must be true or false");
+  }
+  void count(const std::string& path) const {
+    const auto& v = need(path);
+    if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<int64_t>() >= 0))
+      fail(path + " is " + v.dump() + ": must be an integer >= 0");
+  }
+  void number(const std::string& path, Range range) const { number_value(path, need(path), range); }
+
+  void number_value(const std::string& path, const nlohmann::json& v, Range range) const {
+    static const char* const kMust[] = {"a finite number > 0", "a finite number >= 0", "in [0, 1]", "in (0, 1]"};
+    const double x = v.is_number() ? v.get<double>() : std::nan("");
+    const bool ok = range == Range::kPositive      ? std::isfinite(x) && x > 0
+                    : range == Range::kNonNegative ? std::isfinite(x) && x >= 0
+                    : range == Range::kFraction    ? x >= 0 && x <= 1
+                                                   : x > 0 && x <= 1;
+    if (!ok) fail(path + " is " + v.dump() + ": must be " + kMust[static_cast<int>(range)]);
+  }
+
+ private:
+  const nlohmann::json& line_;
+  std::string where_;
+};
+
+// What sweep and variance read from a result (a worker's, as it wrote it): the job it answers; for a
+// feasible one the report's times, rates and shares, each finite and in range, and the step times.
+void check_result_line(const nlohmann::json& line, const std::string& where) {
+  const LineCheck c(line, where);
+  if (!line.is_object()) c.fail("not a JSON object");
+  if (!line.contains("job")) c.fail("no \"job\" key (the job this line is the result of)");
+  if (!line["job"].is_object()) c.fail("job is " + line["job"].dump() + ": must be an object");
+  c.string("job.scenario");
+  const auto& sets = c.need("job.sets");
+  if (!sets.is_array() || !std::all_of(sets.begin(), sets.end(), [](const nlohmann::json& s) { return s.is_string(); }))
+    c.fail("job.sets is " + sets.dump() + ": must be a list of strings");
+  c.count("job.seed");
+  c.count("job.steps");
+  if (c.has("job.fidelity")) c.string("job.fidelity");
+  if (c.has("job.no_replicate")) c.boolean("job.no_replicate");
+  if (!c.has("job.scenario_hash")) return;  // an older trainsim's: never matches a job now
+  c.string("job.scenario_hash");
+  c.boolean("ok");
+  if (!line["ok"].get<bool>()) {
+    c.string("reason");
+    if (!c.need("report").is_object()) c.fail("report is " + line["report"].dump() + ": must be an object");
+    return;
+  }
+  for (const char* k : {"mean", "min", "max", "p50", "p90", "p99"}) c.number(std::string("report.step_time_s.") + k, Range::kPositive);
+  c.number("report.step_time_s.std", Range::kNonNegative);
+  c.number("report.tokens_per_s", Range::kPositive);
+  c.number("report.tflops_per_gpu", Range::kPositive);
+  c.number("report.mfu", Range::kShare);
+  for (const char* k : {"compute", "tp_comm", "exposed_comm", "bubble", "optimizer"})
+    c.number(std::string("report.breakdown_s.") + k, Range::kNonNegative);
+  c.number("report.sync_wait.fraction", Range::kFraction);
+  c.number("report.projection.days", Range::kPositive);
+  c.number("report.projection.days_with_failures", Range::kPositive);
+  c.number("report.projection.goodput", Range::kShare);
+  c.number("report.projection.total_steps", Range::kPositive);
+  c.string("report.bottleneck");
+  c.string("report.bottleneck_reason");
+  if (c.has("report.steps_replicated")) c.count("report.steps_replicated");
+  if (c.has("report.micro_batches")) c.count("report.micro_batches");
+  const auto& steps = c.need("step_times");
+  if (!steps.is_array() || steps.empty()) c.fail("step_times is " + steps.dump().substr(0, 40) + ": must be a list of step times");
+  for (size_t i = 0; i < steps.size(); ++i) c.number_value("step_times[" + std::to_string(i) + "]", steps[i], Range::kPositive);
+}
+
+}  // namespace
+
+ResumeFile read_resume_file(const std::string& path) {
+  ResumeFile out;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return out;  // none yet: nothing finished
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  size_t at = 0;
+  for (int number = 1; at < text.size(); ++number) {
+    const size_t begin = at;
+    const size_t newline = text.find('\n', begin);
+    const bool whole = newline != std::string::npos;
+    const std::string line = text.substr(begin, (whole ? newline : text.size()) - begin);
+    at = whole ? newline + 1 : text.size();
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const std::string where = path + ":" + std::to_string(number);
+    nlohmann::json j;
+    std::string bad;
+    try {
+      j = nlohmann::json::parse(line);
+    } catch (const nlohmann::json::parse_error& e) {
+      bad = "not JSON (syntax error near column " + std::to_string(e.byte) + ")";
+    } catch (const nlohmann::json::exception&) {
+      bad = "not JSON (a number out of range)";  // 1e999: nlohmann::json's out_of_range
+    }
+    if (!bad.empty() && !whole) {
+      out.warnings.push_back(where + ": warning: incomplete last line (its write was cut short) dropped; its result is computed again");
+      out.cut_at = begin;
+      break;
+    }
+    if (!bad.empty()) throw util::InputError(where + ": " + bad);
+    check_result_line(j, where);
     std::string key = j["job"].dump();  // before the move below (json's operator= takes its argument by value)
-    out[std::move(key)] = std::move(j);
+    out.results[std::move(key)] = std::move(j);
+    out.newline_missing = !whole;
   }
   return out;
+}
+
+size_t stale_results(const ResumeFile& file, const std::vector<WorkerOptions>& work) {
+  auto unhashed = [](nlohmann::json key) {
+    key.erase("scenario_hash");
+    return key.dump();
+  };
+  std::set<std::string> computed;  // the jobs in the file, whatever scenario bytes they were computed from
+  for (const auto& [key, line] : file.results) computed.insert(unhashed(line["job"]));
+  size_t stale = 0;
+  for (const auto& w : work) {
+    const nlohmann::json key = job_key(w);
+    if (file.results.count(key.dump()) == 0 && computed.count(unhashed(key)) > 0) ++stale;
+  }
+  return stale;
+}
+
+void say_what_resumes(const std::string& path, const ResumeFile& file, const std::vector<WorkerOptions>& work) {
+  for (const auto& w : file.warnings) std::fprintf(stderr, "%s\n", w.c_str());
+  if (const size_t stale = stale_results(file, work); stale > 0)
+    std::fprintf(stderr, "%s: skipped %zu stale result%s (the scenario changed since they were computed): computing %s again\n",
+                 path.c_str(), stale, stale == 1 ? "" : "s", stale == 1 ? "it" : "them");
+}
+
+ResumeWriter::ResumeWriter(std::string path, const ResumeFile& read)
+    : path_(std::move(path)), cut_at_(read.cut_at), newline_missing_(read.newline_missing) {}
+
+ResumeWriter::~ResumeWriter() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void ResumeWriter::append(const nlohmann::json& line) {
+  if (path_.empty()) return;
+  std::string text = line.dump() + "\n";
+  if (fd_ < 0) {
+    fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY, 0666);
+    if (fd_ < 0) throw util::InputError(path_ + ": cannot write: " + std::strerror(errno));
+    struct stat st {};
+    if (cut_at_ && ::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode) && ::ftruncate(fd_, static_cast<off_t>(*cut_at_)) != 0)
+      throw util::InputError(path_ + ": cannot write: " + std::strerror(errno));
+    if (newline_missing_) text.insert(0, "\n");
+  }
+  if (!util::write_all(fd_, text)) throw util::InputError(path_ + ": cannot write: " + std::strerror(errno));
 }
 
 std::string self_exe(const char* argv0) {

@@ -9,15 +9,17 @@
 // and dies with its parent (PR_SET_PDEATHSIG) even when the parent is killed outright.
 #pragma once
 
-#include <csignal>
-
 #include <nlohmann/json.hpp>
 
+#include <csignal>
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "config/scenario.hpp"
 
 namespace trainsim::cli {
 
@@ -29,6 +31,7 @@ struct WorkerOptions {
   int64_t steps = 0;
   bool no_replicate = false;
   std::string fidelity = "auto";
+  std::string scenario_hash;       // scenario_hash() of the bytes simulated, for job_key (a worker computes its own)
   int64_t parent = 0;              // the pid that started this worker: it stops at once if that one is gone (0 = unchecked)
   std::string out_path;
 };
@@ -45,12 +48,58 @@ struct Job {
 // The job that runs `options` (out_path is added by whoever runs it).
 Job make_job(const WorkerOptions& options);
 
-// What identifies a job's result: {"scenario", "sets", "seed", "steps"} of its options.
+// "fnv1a64:<16 hex digits>" of the scenario's bytes `text` and, when `scenario` (loaded from them)
+// names a platform file, of that file's bytes too: what a result was computed from.
+std::string scenario_hash(const std::string& text, const config::Scenario& scenario);
+
+// What identifies a job's result: {"scenario" (path), "scenario_hash", "sets", "seed", "steps"} of
+// its options, plus "fidelity" and "no_replicate" when not the defaults (auto, false).
 nlohmann::json job_key(const WorkerOptions& options);
 
-// Worker results in a JSON-lines file (worker result files concatenated, or a --resume file),
-// by job_key(...).dump(); lines without a "job" key or not JSON are skipped. No file = none.
-std::map<std::string, nlohmann::json> read_job_results(const std::string& path);
+// A --resume file (what sweep and variance append, or a Slurm array's worker results joined): one
+// result per line, each with the job it is the result of. Every line is checked as it is read: not
+// JSON, not an object, no "job", or a result sweep and variance could not use (a missing field, a
+// time that is not finite and > 0, a share outside its range, ...) throws util::InputError
+// "FILE:LINE: what is wrong" (exit 2). Only an incomplete last line (no '\n' and not JSON: a write
+// cut short, kill -9) is dropped, with a warning. A line whose job has no scenario_hash (written by
+// an older trainsim) is checked no further: it never matches a job now. No file: nothing read.
+struct ResumeFile {
+  std::map<std::string, nlohmann::json> results;  // by job_key(...).dump(); a later line replaces an earlier one
+  std::vector<std::string> warnings;              // "FILE:LINE: warning: ..."
+  std::optional<uint64_t> cut_at;                 // where the incomplete last line starts (ResumeWriter cuts it off)
+  bool newline_missing = false;                   // the last line is whole but has no '\n'
+};
+ResumeFile read_resume_file(const std::string& path);
+
+// How many of `work`'s jobs have no result in `file` but one for the same job computed from other
+// scenario bytes (another scenario_hash, or none): stale results, computed again.
+size_t stale_results(const ResumeFile& file, const std::vector<WorkerOptions>& work);
+
+// On standard error: `file`'s warnings, and how many of `work`'s results in it are stale, e.g.
+// "r.jsonl: skipped 3 stale results (the scenario changed since they were computed): computing them again".
+void say_what_resumes(const std::string& path, const ResumeFile& file, const std::vector<WorkerOptions>& work);
+
+// Appends result lines to a --resume file, each in one write(2) (so a killed process leaves whole
+// lines or an incomplete last one). The file is opened at the first line, after every MPI rank has
+// read it (run_batch's barrier); the incomplete last line read_resume_file dropped is cut off
+// first, and a whole last line without its '\n' gets one. Throws util::InputError
+// ("FILE: cannot write: reason") when it cannot write.
+class ResumeWriter {
+ public:
+  // `path` "" = write nothing; `read` is what read_resume_file found in it.
+  ResumeWriter(std::string path, const ResumeFile& read);
+  ~ResumeWriter();
+  ResumeWriter(const ResumeWriter&) = delete;
+  ResumeWriter& operator=(const ResumeWriter&) = delete;
+
+  void append(const nlohmann::json& line);
+
+ private:
+  std::string path_;
+  std::optional<uint64_t> cut_at_;
+  bool newline_missing_ = false;
+  int fd_ = -1;
+};
 
 struct JobResult {
   bool ran = false;       // the child wrote its result file

@@ -107,6 +107,7 @@ SweepPlan plan_sweep(const SweepOptions& opt) {
   plan.text = config::read_scenario_file(opt.scenario);
   plan.base = config::load_scenario_text(plan.text, opt.scenario, parse_overrides(opt.sets));
   const config::Scenario& base = plan.base;
+  const std::string hash = scenario_hash(plan.text, base);
   const auto& par = base.parallel;
   const int64_t per_replica = par.tp * par.pp * par.cp;
   const bool weak = opt.scaling == "weak";
@@ -142,6 +143,7 @@ SweepPlan plan_sweep(const SweepOptions& opt) {
     for (int64_t r = 0; r < opt.runs; ++r) {
       WorkerOptions w;
       w.scenario = opt.scenario;
+      w.scenario_hash = hash;
       w.sets = sets;
       w.steps = opt.steps;
       w.seed = opt.seed + static_cast<uint64_t>(r);
@@ -233,21 +235,12 @@ int sweep_command(const SweepOptions& opt, const char* argv0) {
   const config::Scenario& base = plan.base;
   std::vector<Point>& points = plan.points;
 
-  // Results already in the --resume file are kept and not recomputed: lines carrying their job
-  // (what this command appends, worker result files from a Slurm array) when the job is the same,
-  // overrides and steps included; older lines without a job by node count and scaling.
-  std::map<int64_t, nlohmann::json> resumed;
-  std::map<std::string, nlohmann::json> resumed_jobs;
-  if (!opt.resume_path.empty()) {
-    std::ifstream in(opt.resume_path);
-    std::string line;
-    while (std::getline(in, line)) {
-      auto j = nlohmann::json::parse(line, nullptr, false);
-      if (!j.is_discarded() && j.is_object() && !j.contains("job") && j.contains("nodes") && j.value("scaling", "") == opt.scaling)
-        resumed[j["nodes"].get<int64_t>()] = j;
-    }
-    resumed_jobs = read_job_results(opt.resume_path);
-  }
+  // Results already in the --resume file are kept and not recomputed (what this command appends,
+  // worker result files from a Slurm array): those of the same job, i.e. the same scenario bytes,
+  // overrides, seed and steps. Each line is checked first (a bad one: exit 2 naming FILE:LINE).
+  const BatchWorld world = batch_world();
+  const ResumeFile resumed = opt.resume_path.empty() ? ResumeFile{} : read_resume_file(opt.resume_path);
+  if (world.reports()) say_what_resumes(opt.resume_path, resumed, plan.work);
   std::vector<Job> jobs;
   std::vector<size_t> job_work;
   // A seed's result: the point is feasible when every seed's run was.
@@ -259,28 +252,21 @@ int sweep_command(const SweepOptions& opt, const char* argv0) {
     ++pt.runs_done;
   };
   for (size_t k = 0; k < plan.work.size(); ++k) {
-    Point& pt = points[plan.work_point[k]];
-    const nlohmann::json* done = nullptr;
-    if (auto it = resumed_jobs.find(job_key(plan.work[k]).dump()); it != resumed_jobs.end())
-      done = &it->second;
-    else if (auto it2 = resumed.find(pt.nodes); it2 != resumed.end() && opt.runs == 1)
-      done = &it2->second;
-    if (done != nullptr) {
-      record(k, done->value("ok", false), done->value("reason", ""), done->value("report", nlohmann::json::object()));
+    if (auto it = resumed.results.find(job_key(plan.work[k]).dump()); it != resumed.results.end()) {
+      const nlohmann::json& done = it->second;
+      record(k, done["ok"].get<bool>(), done.value("reason", ""), done["report"]);
       continue;
     }
     jobs.push_back(make_job(plan.work[k]));
     job_work.push_back(k);
   }
 
-  // Results file: one JSON line per finished point, appended as it finishes (so a killed sweep
-  // keeps what it finished; --resume reads them back). Under MPI only rank 0 writes it, for every
-  // rank's points.
-  const BatchWorld world = batch_world();
+  // Results file: one JSON line per finished point (the worker's result, with the point's nodes and
+  // scaling), appended as it finishes (so a killed sweep keeps what it finished; --resume reads
+  // them back). Under MPI only rank 0 writes it, for every rank's points.
   if (world.size > 1 && world.reports() && !opt.quiet)
     std::fprintf(stderr, "  %zu points over %d MPI ranks\n", jobs.size(), world.size);
-  std::ofstream resume_out;
-  if (!opt.resume_path.empty() && world.reports()) resume_out.open(opt.resume_path, std::ios::app);
+  ResumeWriter resume_out(world.reports() ? opt.resume_path : "", resumed);
   size_t finished = 0;
   // From here SIGINT and SIGTERM stop the batch: the finished points are reported (and already in
   // the --resume file), the command exits 128 + the signal's number.
@@ -291,11 +277,11 @@ int sweep_command(const SweepOptions& opt, const char* argv0) {
     const bool ok = r.ran && r.result.value("ok", false);
     record(k, ok, r.ran ? r.result.value("reason", "") : "simulation failed: " + r.error,
            r.ran ? r.result["report"] : nlohmann::json());
-    if (resume_out && r.ran) {
-      nlohmann::json line = {{"nodes", pt.nodes}, {"scaling", opt.scaling}, {"ok", ok}, {"reason", r.result.value("reason", "")},
-                             {"report", r.result["report"]}};
-      if (r.result.contains("job")) line["job"] = r.result["job"];
-      resume_out << line.dump() << "\n" << std::flush;
+    if (r.ran) {
+      nlohmann::json line = r.result;
+      line["nodes"] = pt.nodes;
+      line["scaling"] = opt.scaling;
+      resume_out.append(line);
     }
     ++finished;
     if (!opt.quiet) {

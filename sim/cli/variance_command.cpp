@@ -62,6 +62,7 @@ int emit_variance_slurm(const VarianceOptions& opt, const std::string& script_pa
   batch.merge_args = {"variance", opt.scenario, "--runs", std::to_string(opt.runs), "--seed", std::to_string(opt.seed), "--jobs", "1"};
   for (const auto& s : opt.sets) batch.merge_args.insert(batch.merge_args.end(), {"--set", s});
   if (opt.steps > 0) batch.merge_args.insert(batch.merge_args.end(), {"--steps", std::to_string(opt.steps)});
+  if (opt.no_replicate) batch.merge_args.push_back("--no-replicate");  // part of each job's key
   if (!opt.json_path.empty()) batch.merge_args.insert(batch.merge_args.end(), {"--json", opt.json_path});
   if (opt.quiet) batch.merge_args.push_back("--quiet");
   const std::string results = write_slurm_script(batch, script_path);
@@ -81,16 +82,21 @@ int variance_command(const VarianceOptions& opt, const char* argv0, const std::s
   const config::Scenario base = config::load_scenario_text(text, opt.scenario, parse_overrides(opt.sets));
   check_simulable(base, opt.steps);  // exit 2 before any worker starts
   const bool noisy = has_noise(base);
-  const auto work = variance_work(opt, noisy);
+  auto work = variance_work(opt, noisy);
+  const std::string hash = scenario_hash(text, base);
+  for (auto& w : work) w.scenario_hash = hash;
 
-  // Runs found in the results file are kept; the others are simulated (split across MPI ranks when
-  // launched by mpirun) and, on the reporting rank, appended to it as they finish.
+  // Runs found in the results file (the same job: scenario bytes, overrides, seed, steps) are kept;
+  // the others are simulated (split across MPI ranks when launched by mpirun) and, on the reporting
+  // rank, appended to it as they finish. Each line is checked first (a bad one: exit 2, FILE:LINE).
+  const BatchWorld world = batch_world();
   std::vector<JobResult> results(work.size());
   std::vector<Job> jobs;
   std::vector<size_t> job_run;
-  const auto resumed = resume_path.empty() ? std::map<std::string, nlohmann::json>{} : read_job_results(resume_path);
+  const ResumeFile resumed = resume_path.empty() ? ResumeFile{} : read_resume_file(resume_path);
+  if (world.reports()) say_what_resumes(resume_path, resumed, work);
   for (size_t k = 0; k < work.size(); ++k) {
-    if (auto it = resumed.find(job_key(work[k]).dump()); it != resumed.end()) {
+    if (auto it = resumed.results.find(job_key(work[k]).dump()); it != resumed.results.end()) {
       results[k].ran = true;
       results[k].result = it->second;
       continue;
@@ -98,18 +104,16 @@ int variance_command(const VarianceOptions& opt, const char* argv0, const std::s
     jobs.push_back(make_job(work[k]));
     job_run.push_back(k);
   }
-  const BatchWorld world = batch_world();
   if (world.size > 1 && world.reports() && !opt.quiet)
     std::fprintf(stderr, "  %zu runs over %d MPI ranks\n", jobs.size(), world.size);
-  std::ofstream resume_out;
-  if (!resume_path.empty() && world.reports()) resume_out.open(resume_path, std::ios::app);
+  ResumeWriter resume_out(world.reports() ? resume_path : "", resumed);
   size_t done = 0;
   // From here SIGINT and SIGTERM stop the batch: the finished runs are reported (and already in the
   // --resume file), the command exits 128 + the signal's number.
   const StopOnSignal stop;
   const auto batch = run_batch(self_exe(argv0), jobs, opt.jobs, text, [&](size_t j, const JobResult& r) {
     results[job_run[j]] = r;
-    if (resume_out && r.ran) resume_out << r.result.dump() << "\n" << std::flush;
+    if (r.ran) resume_out.append(r.result);
     ++done;
     if (!opt.quiet) {
       if (!r.ran) std::fprintf(stderr, "\n  run with seed %llu failed%s: %s\n", static_cast<unsigned long long>(work[job_run[j]].seed),

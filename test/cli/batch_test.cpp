@@ -1,7 +1,8 @@
 // Batches (sweep, variance) under stress (issue 21, items 3 and 4): the scenario is read once by
 // the parent, so a pipe works and an edit during the batch changes nothing; SIGINT and SIGTERM stop
 // a batch cleanly (exit 130/143, the finished points reported and kept, no worker left running, no
-// temporary directory left) and a batch killed outright takes its workers with it.
+// temporary directory left) and a batch killed outright takes its workers with it; a --resume file
+// cannot lie (a result is reused only for the same scenario bytes; every line is checked).
 // Commands that run in the background are started with fork/exec (their pid is needed) and their
 // standard error is read from a file while they run; every one is killed if it outlives its test.
 #include "cli_test_util.hpp"
@@ -20,6 +21,7 @@
 #include <regex>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -353,6 +355,144 @@ TEST(BatchTest, WorkersDieWithAKilledSweep) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   EXPECT_TRUE(processes_mentioning(tmpdir.string()).empty());
   for (pid_t w : workers) EXPECT_FALSE(alive(w)) << "worker " << w << " outlived its killed parent";
+}
+
+// The --resume file of `sweep tiny-gpt-2node --nodes NODES --steps 3` (one line per point, in
+// node order: one point at a time).
+std::vector<std::string> resume_lines(const Scratch& dir, const std::string& scenario, const std::string& nodes) {
+  const fs::path file = dir / "fresh.jsonl";
+  fs::remove(file);
+  const auto r = shell(kBinary + " sweep " + scenario + " --nodes " + nodes + " --steps 3 --jobs 1 --quiet --resume " + file.string() +
+                       " --json -");
+  EXPECT_EQ(r.code, 0) << r.err;
+  return lines_of(file);
+}
+
+// Issue 21 item 4: the scenario edited (48 layers instead of 24) between two sweeps with one
+// --resume file. The second recomputes every point, says so, and reports what a sweep of the
+// edited file reports (it once reused the 24-layer points: 0.296 s where 0.486 s was right). Lines
+// written before keys carried the scenario's hash count as stale too.
+TEST(BatchTest, ResumeRecomputesThePointsOfAnEditedScenario) {
+  Scratch dir;
+  const fs::path scenario = dir / "s.yaml", resume = dir / "r.jsonl";
+  std::string text = read_file(kTiny);
+  std::ofstream(scenario, std::ios::binary) << text;
+  const fs::path json = dir / "sweep.json";
+  const std::string sweep = kBinary + " sweep " + scenario.string() + " --nodes 1,2 --steps 3 --jobs 2 --quiet --json " + json.string();
+  auto report = [&] { return step_times(nlohmann::json::parse(read_file(json))); };
+  const auto first = shell(sweep + " --resume " + resume.string());
+  ASSERT_EQ(first.code, 0) << first.err;
+  ASSERT_EQ(lines_of(resume).size(), 2u);
+  const auto before = report();
+
+  text.replace(text.find("layers: 24"), 10, "layers: 48");
+  std::ofstream(scenario, std::ios::binary | std::ios::trunc) << text;
+  const auto fresh = shell(sweep);
+  ASSERT_EQ(fresh.code, 0) << fresh.err;
+  const auto expected = report();
+  const auto resumed = shell(sweep + " --resume " + resume.string());
+  ASSERT_EQ(resumed.code, 0) << resumed.err;
+  EXPECT_EQ(resumed.err, resume.string() + ": skipped 2 stale results (the scenario changed since they were computed): computing them again\n");
+  const auto edited = report();
+  EXPECT_EQ(edited, expected);
+  for (size_t i = 0; i < 2; ++i) EXPECT_GT(edited[i], 1.4 * before[i]);  // twice the layers: far slower, not the old points
+  EXPECT_EQ(lines_of(resume).size(), 4u);
+  // Now the file has both versions' points: the edited scenario's are reused, nothing is stale.
+  const auto again = shell(sweep + " --resume " + resume.string());
+  EXPECT_EQ(again.err, "");
+  EXPECT_EQ(report(), edited);
+
+  // A line of an older trainsim (its job without scenario_hash) is never reused: stale.
+  auto old = nlohmann::json::parse(lines_of(resume)[3]);
+  old["job"].erase("scenario_hash");
+  std::ofstream(resume, std::ios::trunc) << old.dump() << "\n";
+  const auto older = shell(sweep + " --resume " + resume.string());
+  ASSERT_EQ(older.code, 0) << older.err;
+  EXPECT_EQ(older.err, resume.string() + ": skipped 1 stale result (the scenario changed since they were computed): computing it again\n");
+
+  // variance keys its runs the same way.
+  const std::string variance = kBinary + " variance " + scenario.string() + " --runs 2 --steps 3 --jobs 2 --quiet --json " +
+                               json.string() + " --resume " + (dir / "v.jsonl").string();
+  ASSERT_EQ(shell(variance).code, 0);
+  text.replace(text.find("layers: 48"), 10, "layers: 12");
+  std::ofstream(scenario, std::ios::binary | std::ios::trunc) << text;
+  const auto v = shell(variance);
+  ASSERT_EQ(v.code, 0) << v.err;
+  EXPECT_EQ(v.err, (dir / "v.jsonl").string() + ": skipped 2 stale results (the scenario changed since they were computed): computing them again\n");
+}
+
+// Every line of a --resume file is checked before anything runs: a bad one exits 2 naming FILE:LINE
+// (once a raw JSON exception and exit 3 on every later resume; a mean step of -1 s gave an
+// efficiency of 1.4e301). The file is left as it was.
+TEST(BatchTest, ResumeRefusesABadLineNamingFileAndLine) {
+  Scratch dir;
+  const auto good = resume_lines(dir, kTiny, "1");
+  ASSERT_EQ(good.size(), 1u);
+  const auto line = nlohmann::json::parse(good[0]);
+  auto changed = [&](const std::function<void(nlohmann::json&)>& change) {
+    auto j = line;
+    change(j);
+    return j.dump();
+  };
+  const struct {
+    std::string content;
+    std::string says;
+  } cases[] = {
+      {good[0] + "\n{not json\n" + good[0] + "\n", ":2: not JSON (syntax error near column 3)"},
+      {good[0] + "\n[1, 2]\n", ":2: not a JSON object"},
+      {changed([](auto& j) { j.erase("job"); }) + "\n", ":1: no \"job\" key (the job this line is the result of)"},
+      {changed([](auto& j) { j["job"]["seed"] = -3; }) + "\n", ":1: job.seed is -3: must be an integer >= 0"},
+      {changed([](auto& j) { j["report"]["step_time_s"]["mean"] = -1; }) + "\n",
+       ":1: report.step_time_s.mean is -1: must be a finite number > 0"},
+      {changed([](auto& j) { j["report"]["mfu"] = 1.5; }) + "\n", ":1: report.mfu is 1.5: must be in (0, 1]"},
+      {changed([](auto& j) { j["report"]["sync_wait"].erase("fraction"); }) + "\n", ":1: no report.sync_wait.fraction"},
+      {changed([](auto& j) { j["ok"] = "yes"; }) + "\n", ":1: ok is \"yes\": must be true or false"},
+      {changed([](auto& j) { j["step_times"] = nlohmann::json::array(); }) + "\n", ":1: step_times is []: must be a list of step times"},
+      {changed([](auto& j) { j["step_times"][1] = 0; }) + "\n", ":1: step_times[1] is 0: must be a finite number > 0"},
+      {good[0] + "\n{\"x\": 1e999}\n", ":2: not JSON (a number out of range)"},
+  };
+  const fs::path file = dir / "bad.jsonl";
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.says);
+    std::ofstream(file, std::ios::binary | std::ios::trunc) << c.content;
+    for (const std::string& command : {" sweep " + kTiny + " --nodes 1,2", " variance " + kTiny + " --runs 2"}) {
+      const auto r = shell(kBinary + command + " --steps 3 --jobs 2 --quiet --resume " + file.string());
+      EXPECT_EQ(r.code, 2) << command;
+      EXPECT_EQ(r.err, file.string() + c.says + "\n") << command;
+      EXPECT_EQ(read_file(file), c.content);
+    }
+  }
+}
+
+// kill -9 in the middle of appending a line leaves an incomplete last line: it is dropped with a
+// warning, its point computed again, and the file mended (the fragment cut off) before the new
+// line goes in. A whole last line that only lacks its newline is kept and given one.
+TEST(BatchTest, ResumeDropsAnIncompleteLastLine) {
+  Scratch dir;
+  const auto good = resume_lines(dir, kTiny, "1,2");
+  ASSERT_EQ(good.size(), 2u);
+  const fs::path file = dir / "cut.jsonl";
+  std::ofstream(file, std::ios::binary) << good[0] << "\n" << good[1].substr(0, good[1].size() / 2);
+  const std::string sweep = kBinary + " sweep " + kTiny + " --nodes 1,2 --steps 3 --jobs 2 --json " + (dir / "s.json").string() +
+                            " --resume " + file.string();
+  const auto r = shell(sweep);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err, file.string() + ":2: warning: incomplete last line (its write was cut short) dropped; its result is computed again\n"
+                                   "  run 1/1: 2 nodes done\n");
+  const auto lines = lines_of(file);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0], good[0]);
+  EXPECT_EQ(nlohmann::json::parse(lines[1])["nodes"], 2);
+  EXPECT_EQ(read_file(file).back(), '\n');
+
+  std::ofstream(file, std::ios::binary | std::ios::trunc) << good[0];  // whole, no newline
+  const auto whole = shell(sweep);
+  ASSERT_EQ(whole.code, 0) << whole.err;
+  EXPECT_EQ(whole.err, "  run 1/1: 2 nodes done\n");
+  const auto mended = lines_of(file);
+  ASSERT_EQ(mended.size(), 2u);
+  EXPECT_EQ(mended[0], good[0]);
+  EXPECT_EQ(nlohmann::json::parse(mended[1])["nodes"], 2);
 }
 
 }  // namespace
