@@ -126,23 +126,35 @@ class Background {
   int status_ = 0;
 };
 
-// /proc/PID/stat's state and parent (the fields after the command name, which may hold spaces).
-bool stat_of(pid_t pid, char& state, pid_t& parent) {
+// A process as /proc/PID/stat shows it: its start time (clock ticks after boot) tells it from a
+// later process given the same pid (pids wrap at 32768 here, and the suite starts many).
+struct Proc {
+  pid_t pid = 0;
+  unsigned long long start = 0;
+};
+
+// /proc/PID/stat's state, parent and start time (fields 3, 4 and 22; the command name before them,
+// in parentheses, may hold spaces).
+bool stat_of(pid_t pid, char& state, pid_t& parent, unsigned long long& start) {
   const std::string text = read_file("/proc/" + std::to_string(pid) + "/stat");
   const auto close = text.rfind(')');
   if (close == std::string::npos) return false;
   std::istringstream in(text.substr(close + 1));
   long ppid = 0;
   in >> state >> ppid;
+  std::string skip;
+  for (int field = 5; field < 22; ++field) in >> skip;
+  in >> start;
   parent = static_cast<pid_t>(ppid);
   return static_cast<bool>(in);
 }
 
-// Whether `pid` is a process that still runs (gone and zombie both count as not).
-bool alive(pid_t pid) {
+// Whether `p` still runs: the same process (same start time), not a zombie.
+bool alive(const Proc& p) {
   char state = 0;
   pid_t parent = 0;
-  return stat_of(pid, state, parent) && state != 'Z' && state != 'X';
+  unsigned long long start = 0;
+  return stat_of(p.pid, state, parent, start) && start == p.start && state != 'Z' && state != 'X';
 }
 
 std::vector<pid_t> all_pids() {
@@ -155,12 +167,13 @@ std::vector<pid_t> all_pids() {
 }
 
 // The running children of `parent`.
-std::vector<pid_t> children_of(pid_t parent) {
-  std::vector<pid_t> out;
+std::vector<Proc> children_of(pid_t parent) {
+  std::vector<Proc> out;
   for (pid_t pid : all_pids()) {
     char state = 0;
     pid_t ppid = 0;
-    if (stat_of(pid, state, ppid) && ppid == parent && state != 'Z') out.push_back(pid);
+    unsigned long long start = 0;
+    if (stat_of(pid, state, ppid, start) && ppid == parent && state != 'Z') out.push_back({pid, start});
   }
   return out;
 }
@@ -172,7 +185,10 @@ std::vector<pid_t> processes_mentioning(const std::string& text) {
   for (pid_t pid : all_pids()) {
     std::string cmdline = read_file("/proc/" + std::to_string(pid) + "/cmdline");
     std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
-    if (cmdline.find(text) != std::string::npos && alive(pid)) out.push_back(pid);
+    char state = 0;
+    pid_t parent = 0;
+    unsigned long long start = 0;
+    if (cmdline.find(text) != std::string::npos && stat_of(pid, state, parent, start) && state != 'Z') out.push_back(pid);
   }
   return out;
 }
@@ -266,7 +282,7 @@ void interrupt_batch(const std::vector<std::string>& command, size_t points, con
   std::vector<std::string> args = command;
   args.insert(args.end(), {"--resume", resume.string(), "--json", json.string()});
   const std::string total = std::to_string(points);
-  std::vector<pid_t> workers;
+  std::vector<Proc> workers;
   int code = -1;
   {
     Background batch(args, dir / "out", dir / "err", tmpdir);
@@ -305,7 +321,7 @@ void interrupt_batch(const std::vector<std::string>& command, size_t points, con
   for (const auto& line : lines) EXPECT_TRUE(nlohmann::json::parse(line).contains("job")) << line;
   EXPECT_EQ(read_file(json), "{\"old\": true}\n");
   EXPECT_EQ(read_file(dir / "out"), "");  // the report went to standard error; nothing else is written
-  for (pid_t w : workers) EXPECT_FALSE(alive(w)) << "worker " << w << " outlived the batch";
+  for (const Proc& w : workers) EXPECT_FALSE(alive(w)) << "worker " << w.pid << " outlived the batch";
   EXPECT_TRUE(processes_mentioning(tmpdir.string()).empty());
   EXPECT_TRUE(fs::is_empty(tmpdir)) << fs::directory_iterator(tmpdir)->path();
 
@@ -338,7 +354,7 @@ TEST(BatchTest, WorkersDieWithAKilledSweep) {
   Scratch dir;
   const fs::path tmpdir = dir / "tmp";
   fs::create_directories(tmpdir);
-  std::vector<pid_t> workers;
+  std::vector<Proc> workers;
   {
     Background batch(kSweep, dir / "out", dir / "err", tmpdir);
     ASSERT_TRUE(batch.wait_for("run 1/6", 60)) << read_file(dir / "err");
@@ -350,11 +366,15 @@ TEST(BatchTest, WorkersDieWithAKilledSweep) {
     ASSERT_EQ(::kill(batch.pid(), SIGKILL), 0);
     EXPECT_EQ(batch.wait(10), -SIGKILL);
   }
-  // The kernel sends the workers SIGKILL as their parent dies: give them a moment to go.
-  for (int i = 0; i < 200 && !processes_mentioning(tmpdir.string()).empty(); ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  // The kernel sends the workers SIGKILL as their parent dies: give them a moment to go (a large
+  // process takes a while to exit, its command line already gone).
+  auto any_left = [&] {
+    return !processes_mentioning(tmpdir.string()).empty() ||
+           std::any_of(workers.begin(), workers.end(), [](const Proc& w) { return alive(w); });
+  };
+  for (int i = 0; i < 500 && any_left(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   EXPECT_TRUE(processes_mentioning(tmpdir.string()).empty());
-  for (pid_t w : workers) EXPECT_FALSE(alive(w)) << "worker " << w << " outlived its killed parent";
+  for (const Proc& w : workers) EXPECT_FALSE(alive(w)) << "worker " << w.pid << " outlived its killed parent";
 }
 
 // The --resume file of `sweep tiny-gpt-2node --nodes NODES --steps 3` (one line per point, in
