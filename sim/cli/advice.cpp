@@ -85,7 +85,7 @@ double mean_step(const JobResult& r) {
 
 }  // namespace
 
-std::vector<AdviceCandidate> shortlist_advice(const std::string& path, const std::vector<std::string>& user_sets,
+std::vector<AdviceCandidate> shortlist_advice(const std::string& path, const std::string& text, const std::vector<std::string>& user_sets,
                                               const config::Scenario& run_scenario, double base_estimate_s, size_t top) {
   std::vector<AdviceCandidate> out;
   if (top == 0) return out;
@@ -94,7 +94,7 @@ std::vector<AdviceCandidate> shortlist_advice(const std::string& path, const std
     sets.insert(sets.end(), c.sets.begin(), c.sets.end());
     config::Scenario sc;
     try {
-      sc = config::load_scenario(path, parse_overrides(sets));
+      sc = config::load_scenario_text(text, path, parse_overrides(sets));
     } catch (const std::exception&) {
       continue;  // not a valid layout for this model and cluster
     }
@@ -120,7 +120,7 @@ void simulate_advice(const AdviceOptions& opt, const Outcome& outcome, report::R
       break;
     }
   // --advice 0: no alternatives, only the engine-only counterfactuals below.
-  const auto shortlist = opt.top > 0 ? shortlist_advice(opt.path, opt.sets, sc, base_estimate, opt.top) : std::vector<AdviceCandidate>{};
+  const auto shortlist = opt.top > 0 ? shortlist_advice(opt.path, opt.text, opt.sets, sc, base_estimate, opt.top) : std::vector<AdviceCandidate>{};
 
   WorkerOptions w;
   w.scenario = opt.path;
@@ -163,7 +163,7 @@ void simulate_advice(const AdviceOptions& opt, const Outcome& outcome, report::R
       std::fprintf(stderr, "  simulating %zu alternatives (advice%s)...\n", jobs.size(),
                    contended || straggling ? ", dedicated fabric, no stragglers" : "");
   }
-  const auto results = run_jobs(opt.self, jobs, 0, [&](size_t, const JobResult&) {
+  const auto results = run_jobs(opt.self, jobs, 0, opt.text, [&](size_t, const JobResult&) {
     ++done;
     if (opt.progress) std::fprintf(stderr, "  %zu/%zu done\n", done, jobs.size());
   });

@@ -20,15 +20,17 @@ struct AdviceCandidate {
   double estimate_s = 0;          // closed-form step with the change
 };
 
-// Every candidate that loads with the user's sets plus its own and fits in memory, with its
-// closed-form step on `run_scenario`'s cluster (the one a platform file may have replaced), the
-// `top` fastest of those faster than `base_estimate_s` by at least 1%, fastest first.
-std::vector<AdviceCandidate> shortlist_advice(const std::string& path, const std::vector<std::string>& user_sets,
+// Every candidate that loads (from `text`, the bytes of the scenario at `path`) with the user's sets
+// plus its own and fits in memory, with its closed-form step on `run_scenario`'s cluster (the one a
+// platform file may have replaced), the `top` fastest of those faster than `base_estimate_s` by at
+// least 1%, fastest first.
+std::vector<AdviceCandidate> shortlist_advice(const std::string& path, const std::string& text, const std::vector<std::string>& user_sets,
                                               const config::Scenario& run_scenario, double base_estimate_s, size_t top);
 
 struct AdviceOptions {
   std::string self;  // the trainsim binary (workers)
-  std::string path;  // scenario file
+  std::string path;  // scenario file (named in messages)
+  std::string text;  // its bytes, as the run read them: the workers simulate these
   std::vector<std::string> sets;
   uint64_t seed = 1;
   int64_t steps = 0;

@@ -124,15 +124,18 @@ int main(int argc, char** argv) {
   mem_cmd->add_option("--set", mem_sets, "override a scenario key (repeatable)");
   mem_cmd->add_option("--json", mem_json, "write the JSON report (- = standard output)")->check(kOutputPath);
 
-  // Internal: one sweep point / variance run in a child process (the parent passes the scenario).
+  // Internal: one sweep point / variance run in a child process (the parent passes the scenario's
+  // path, for messages, and a private copy of its bytes).
   WorkerOptions worker;
   auto* worker_cmd = app.add_subcommand("worker", "")->group("");
   worker_cmd->add_option("scenario", worker.scenario)->required();
+  worker_cmd->add_option("--scenario-text", worker.scenario_text_path);
   worker_cmd->add_option("--set", worker.sets);
   worker_cmd->add_option("--seed", worker.seed)->check(kSeed);
   worker_cmd->add_option("--steps", worker.steps);
   worker_cmd->add_flag("--no-replicate", worker.no_replicate);
   worker_cmd->add_option("--fidelity", worker.fidelity);
+  worker_cmd->add_option("--parent", worker.parent);
   worker_cmd->add_option("--out", worker.out_path)->required();
 
   try {

@@ -107,10 +107,10 @@ void finalize_mpi() {
   if (!finalized) mpi().finalize();
 }
 
-// One job's result as sent to rank 0: {"index", "ran", "exit_code", "error", "result", "rank"}.
+// One job's result as sent to rank 0: {"index", "ran", "exit_code", "error", "result", "rank", "stopped"}.
 std::string encode(size_t index, const JobResult& r, int rank) {
-  nlohmann::json j = {{"index", index}, {"ran", r.ran}, {"exit_code", r.exit_code},
-                      {"error", r.error}, {"result", r.result}, {"rank", rank}};
+  nlohmann::json j = {{"index", index}, {"ran", r.ran},         {"exit_code", r.exit_code}, {"error", r.error},
+                      {"result", r.result}, {"rank", rank}, {"stopped", r.stopped}};
   return j.dump();
 }
 
@@ -123,6 +123,7 @@ JobResult decode(const std::string& text, size_t& index) {
   r.error = j.at("error").get<std::string>();
   r.result = j.at("result");
   r.rank = j.at("rank").get<int>();
+  r.stopped = j.at("stopped").get<bool>();
   return r;
 }
 #endif
@@ -158,9 +159,10 @@ BatchWorld batch_world() {
 }
 
 std::vector<JobResult> run_batch(const std::string& self, const std::vector<Job>& jobs, int64_t parallel,
+                                 const std::string& scenario_text,
                                  const std::function<void(size_t, const JobResult&)>& on_done) {
   const BatchWorld world = batch_world();
-  if (world.size <= 1) return run_jobs(self, jobs, parallel, on_done);
+  if (world.size <= 1) return run_jobs(self, jobs, parallel, scenario_text, on_done);
 #ifdef TRAINSIM_HAVE_MPI
   // Every rank has read its inputs (the --resume file among them) before rank 0 appends to them.
   mpi().barrier(mpi().world);
@@ -179,14 +181,21 @@ std::vector<JobResult> run_batch(const std::string& self, const std::vector<Job>
     std::vector<MPI_Request> requests;
     sent.reserve(mine.size());
     requests.reserve(mine.size());
-    run_jobs(self, mine, parallel, [&](size_t k, const JobResult& r) {
-      if (!r.ran)
-        std::fprintf(stderr, "trainsim: rank %d: job %zu failed: %s\n", world.rank, index[k], r.error.c_str());
+    auto send = [&](size_t k, const JobResult& r) {
       sent.push_back(encode(index[k], r, world.rank));
       requests.emplace_back();
       mpi().isend(sent.back().data(), static_cast<int>(sent.back().size()), mpi().chars, 0, kResultTag, mpi().world,
                   &requests.back());
+    };
+    const auto results = run_jobs(self, mine, parallel, scenario_text, [&](size_t k, const JobResult& r) {
+      if (!r.ran)
+        std::fprintf(stderr, "trainsim: rank %d: job %zu failed: %s\n", world.rank, index[k], r.error.c_str());
+      send(k, r);
     });
+    // Stopped by a signal (mpirun forwards SIGINT and SIGTERM to every rank): rank 0 still waits for
+    // one message per job, so the jobs not finished go to it as stopped.
+    for (size_t k = 0; k < results.size(); ++k)
+      if (results[k].stopped) send(k, results[k]);
     mpi().waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
     return {};
   }
@@ -212,19 +221,30 @@ std::vector<JobResult> run_batch(const std::string& self, const std::vector<Job>
       ++received;
       if (i >= all.size()) continue;
       all[i] = std::move(r);
-      if (on_done) on_done(i, all[i]);
+      if (on_done && !all[i].stopped) on_done(i, all[i]);
     }
   };
-  run_jobs(self, mine, parallel, [&](size_t k, const JobResult& r) {
+  const auto local = run_jobs(self, mine, parallel, scenario_text, [&](size_t k, const JobResult& r) {
     all[index[k]] = r;
     if (on_done) on_done(index[k], r);
     receive(false);
   });
+  for (size_t k = 0; k < local.size(); ++k)
+    if (local[k].stopped) all[index[k]] = local[k];
+  // Stopped or not, every other rank sends a message per job (its stopped ones too): waiting for
+  // them all lets every rank finish cleanly. A rank that was not signalled finishes its share first.
   receive(true);
   return all;
 #else
-  return run_jobs(self, jobs, parallel, on_done);
+  return run_jobs(self, jobs, parallel, scenario_text, on_done);
 #endif
+}
+
+void require_scenario_file(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    throw util::InputError("--emit-slurm: the array's tasks read the scenario themselves, so it must be a regular file; " + path +
+                           " is not (save it to a file first)");
 }
 
 std::string shell_quote(const std::string& word) {

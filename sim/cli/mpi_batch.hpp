@@ -32,13 +32,16 @@ int launcher_world_size();
 // exit). Returns this process's rank and the world size; {0, 1} otherwise.
 BatchWorld batch_world();
 
-// Runs `jobs` over the batch world. One rank: exactly run_jobs(self, jobs, parallel, on_done).
+// Runs `jobs` over the batch world. One rank: exactly run_jobs(self, jobs, parallel, scenario_text,
+// on_done) (every rank hands its workers the scenario bytes it read itself).
 // K ranks: job i runs on rank i % K, each rank running its share with run_jobs and `parallel` local
 // processes (<= 0 means 1 under MPI); every result is sent to rank 0, which calls on_done(i, result)
 // for each job as results arrive and returns all of them (indexed like `jobs`). Other ranks call
 // nothing and return an empty vector. A job that fails stays a failed JobResult (with its error
-// text and rank): the other jobs' results are kept.
+// text and rank): the other jobs' results are kept. A rank stopped by a signal (StopOnSignal)
+// sends its unfinished jobs as `stopped` (on_done is not called for them).
 std::vector<JobResult> run_batch(const std::string& self, const std::vector<Job>& jobs, int64_t parallel,
+                                 const std::string& scenario_text,
                                  const std::function<void(size_t, const JobResult&)>& on_done);
 
 // A batch as a Slurm job array: task i runs `self worker <jobs[i].args> --out RESULTS/i.json`;
@@ -61,6 +64,10 @@ std::string slurm_script(const SlurmBatch& batch, const std::string& script_path
 // results directory. Throws std::runtime_error when it cannot be written, util::InputError when
 // the batch has no job.
 std::string write_slurm_script(const SlurmBatch& batch, const std::string& script_path);
+
+// --emit-slurm's tasks read the scenario themselves, later and elsewhere: it must be a regular file
+// (not /dev/stdin or a pipe). Throws util::InputError("--emit-slurm: ...") otherwise.
+void require_scenario_file(const std::string& path);
 
 // Quotes `word` for a POSIX shell (single quotes).
 std::string shell_quote(const std::string& word);

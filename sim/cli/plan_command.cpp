@@ -311,15 +311,7 @@ int plan_command(const PlanOptions& options, const char* argv0) {
   if (opt.objective == "gpus" && !(opt.deadline_s > 0))
     throw util::InputError("--objective gpus needs --deadline (the run's longest acceptable time, e.g. 30d)");
   util::check_outputs(opt.scenario, {{"--json", opt.json_path}, {"--write-best", opt.write_best}});
-  std::string text;
-  {
-    std::ifstream in(opt.scenario, std::ios::binary);
-    std::error_code ec;
-    if (!in || std::filesystem::is_directory(opt.scenario, ec)) throw util::InputError({opt.scenario}, "cannot read file");
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    text = ss.str();
-  }
+  const std::string text = config::read_scenario_file(opt.scenario);
   const config::Scenario base = config::load_scenario_text(text, opt.scenario, parse_overrides(opt.sets));
   check_simulable(base, opt.steps);  // steps in range, a model whose step is modelled
   if (!base.cluster.platform_file.empty())
@@ -389,10 +381,18 @@ int plan_command(const PlanOptions& options, const char* argv0) {
   }
   Progress simulated(!opt.quiet, "simulated layout", "layouts");
   size_t finished = 0;
-  const auto results = run_batch(self_exe(argv0), jobs, opt.jobs, [&](size_t, const JobResult&) {
+  // SIGINT and SIGTERM stop the simulations: a ranking of part of the shortlist would name a wrong
+  // best, so an interrupted plan reports nothing but how far it got.
+  const StopOnSignal stop;
+  const auto results = run_batch(self_exe(argv0), jobs, opt.jobs, text, [&](size_t, const JobResult&) {
     simulated.update(static_cast<int64_t>(++finished), static_cast<int64_t>(jobs.size()));
   });
   if (!world.reports()) return 0;
+  if (std::any_of(results.begin(), results.end(), [](const JobResult& r) { return r.stopped; })) {
+    std::fprintf(stderr, "\ntrainsim plan: %s: interrupted by %s after %zu of %zu layouts simulated; no output files written\n",
+                 base.name.c_str(), StopOnSignal::name(stop.received()).c_str(), finished, jobs.size());
+    return 128 + stop.received();
+  }
   for (size_t i = 0; i < sims.size(); ++i) {
     auto& s = sims[i];
     const auto& r = results[i];

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "cli/advice.hpp"
+#include "cli/batch.hpp"
 #include "cli/progress.hpp"
 #include "config/limits.hpp"
 #include "engine/step_engine.hpp"
@@ -136,7 +137,8 @@ nlohmann::json infeasible_json(const Outcome& o) {
 
 int run_command(const RunOptions& opt) {
   util::check_outputs(opt.scenario, {{"--json", opt.json_path}, {"--csv", opt.csv_path}, {"--trace", opt.trace_path}});
-  const auto scenario = config::load_scenario(opt.scenario, parse_overrides(opt.sets));
+  const std::string text = config::read_scenario_file(opt.scenario);  // once: the advice's workers get the same bytes
+  const auto scenario = config::load_scenario_text(text, opt.scenario, parse_overrides(opt.sets));
   SimulateOptions so;
   so.steps = opt.steps;
   so.seed = opt.seed;
@@ -171,13 +173,22 @@ int run_command(const RunOptions& opt) {
     AdviceOptions ao;
     ao.self = opt.self;
     ao.path = opt.scenario;
+    ao.text = text;
     ao.sets = opt.sets;
     ao.seed = opt.seed;
     ao.steps = opt.steps;
     ao.fidelity = opt.fidelity;
     ao.top = static_cast<size_t>(opt.advice);
     ao.progress = !opt.quiet;
+    // SIGINT or SIGTERM while the advice simulates: stop it, and end as an interrupted run does.
+    const StopOnSignal stop;
     simulate_advice(ao, out, out.summary, advice_runs);
+    if (stop.received() != 0) {
+      std::fprintf(stderr, "\ninterrupted while simulating the advice (%s); no output files written\n",
+                   StopOnSignal::name(stop.received()).c_str());
+      std::fputs(report::console_table(out.summary).c_str(), stderr);
+      return 128 + stop.received();
+    }
   }
   auto json = report::to_json(out.summary);
   // The same inputs give the same bytes: the host's wall time only with --timings (issue 21 item 8).

@@ -42,6 +42,7 @@ struct Point {
   std::string reason;
   nlohmann::json report;                // the first seed's (bottleneck, shares)
   std::vector<nlohmann::json> reports;  // every seed's, in seed order (--runs)
+  int64_t runs_done = 0;                // seeds with a result, resumed or simulated
 };
 
 // Two-sided 95% Student t quantile for `df` degrees of freedom (tables; 1.96 beyond 120).
@@ -92,6 +93,7 @@ namespace {
 // The sweep's points, with the worker job of each point that needs simulating (points found
 // invalid here carry their reason and no job).
 struct SweepPlan {
+  std::string text;  // the scenario's bytes, read once: every point is loaded from them, the workers get them
   config::Scenario base;
   std::vector<Point> points;
   std::vector<WorkerOptions> work;
@@ -101,8 +103,11 @@ struct SweepPlan {
 
 SweepPlan plan_sweep(const SweepOptions& opt) {
   const auto nodes = parse_node_list(opt.nodes);
-  SweepPlan plan{config::load_scenario(opt.scenario, parse_overrides(opt.sets)), {}, {}, {}, {}};
+  SweepPlan plan;
+  plan.text = config::read_scenario_file(opt.scenario);
+  plan.base = config::load_scenario_text(plan.text, opt.scenario, parse_overrides(opt.sets));
   const config::Scenario& base = plan.base;
+  const std::string hash = scenario_hash(plan.text, base);
   const auto& par = base.parallel;
   const int64_t per_replica = par.tp * par.pp * par.cp;
   const bool weak = opt.scaling == "weak";
@@ -130,7 +135,7 @@ SweepPlan plan_sweep(const SweepOptions& opt) {
     sets.push_back("training.global_batch=" + std::to_string(pt.global_batch));
     try {
       // Invalid or too large to simulate: an infeasible point with the reason, before any worker.
-      check_simulable(config::load_scenario(opt.scenario, parse_overrides(sets)), opt.steps);
+      check_simulable(config::load_scenario_text(plan.text, opt.scenario, parse_overrides(sets)), opt.steps);
     } catch (const util::InputError& e) {
       pt.reason = e.message();
       continue;
@@ -138,6 +143,7 @@ SweepPlan plan_sweep(const SweepOptions& opt) {
     for (int64_t r = 0; r < opt.runs; ++r) {
       WorkerOptions w;
       w.scenario = opt.scenario;
+      w.scenario_hash = hash;
       w.sets = sets;
       w.steps = opt.steps;
       w.seed = opt.seed + static_cast<uint64_t>(r);
@@ -199,6 +205,7 @@ std::string knee_cause(const nlohmann::json& ref, double ref_gpus, const nlohman
 }  // namespace
 
 int emit_sweep_slurm(const SweepOptions& opt, const std::string& script_path, const std::string& trainsim_path) {
+  require_scenario_file(opt.scenario);
   const SweepPlan plan = plan_sweep(opt);
   SlurmBatch batch;
   batch.command = "sweep";
@@ -228,21 +235,12 @@ int sweep_command(const SweepOptions& opt, const char* argv0) {
   const config::Scenario& base = plan.base;
   std::vector<Point>& points = plan.points;
 
-  // Results already in the --resume file are kept and not recomputed: lines carrying their job
-  // (what this command appends, worker result files from a Slurm array) when the job is the same,
-  // overrides and steps included; older lines without a job by node count and scaling.
-  std::map<int64_t, nlohmann::json> resumed;
-  std::map<std::string, nlohmann::json> resumed_jobs;
-  if (!opt.resume_path.empty()) {
-    std::ifstream in(opt.resume_path);
-    std::string line;
-    while (std::getline(in, line)) {
-      auto j = nlohmann::json::parse(line, nullptr, false);
-      if (!j.is_discarded() && j.is_object() && !j.contains("job") && j.contains("nodes") && j.value("scaling", "") == opt.scaling)
-        resumed[j["nodes"].get<int64_t>()] = j;
-    }
-    resumed_jobs = read_job_results(opt.resume_path);
-  }
+  // Results already in the --resume file are kept and not recomputed (what this command appends,
+  // worker result files from a Slurm array): those of the same job, i.e. the same scenario bytes,
+  // overrides, seed and steps. Each line is checked first (a bad one: exit 2 naming FILE:LINE).
+  const BatchWorld world = batch_world();
+  const ResumeFile resumed = opt.resume_path.empty() ? ResumeFile{} : read_resume_file(opt.resume_path);
+  if (world.reports()) say_what_resumes(opt.resume_path, resumed, plan.work);
   std::vector<Job> jobs;
   std::vector<size_t> job_work;
   // A seed's result: the point is feasible when every seed's run was.
@@ -251,42 +249,39 @@ int sweep_command(const SweepOptions& opt, const char* argv0) {
     const auto r = static_cast<size_t>(plan.work_run[k]);
     if (!ok && pt.reason.empty()) pt.reason = reason;
     pt.reports[r] = ok ? report : nlohmann::json();
+    ++pt.runs_done;
   };
   for (size_t k = 0; k < plan.work.size(); ++k) {
-    Point& pt = points[plan.work_point[k]];
-    const nlohmann::json* done = nullptr;
-    if (auto it = resumed_jobs.find(job_key(plan.work[k]).dump()); it != resumed_jobs.end())
-      done = &it->second;
-    else if (auto it2 = resumed.find(pt.nodes); it2 != resumed.end() && opt.runs == 1)
-      done = &it2->second;
-    if (done != nullptr) {
-      record(k, done->value("ok", false), done->value("reason", ""), done->value("report", nlohmann::json::object()));
+    if (auto it = resumed.results.find(job_key(plan.work[k]).dump()); it != resumed.results.end()) {
+      const nlohmann::json& done = it->second;
+      record(k, done["ok"].get<bool>(), done.value("reason", ""), done["report"]);
       continue;
     }
     jobs.push_back(make_job(plan.work[k]));
     job_work.push_back(k);
   }
 
-  // Results file: one JSON line per finished point, appended as it finishes (so a killed sweep
-  // keeps what it finished; --resume reads them back). Under MPI only rank 0 writes it, for every
-  // rank's points.
-  const BatchWorld world = batch_world();
+  // Results file: one JSON line per finished point (the worker's result, with the point's nodes and
+  // scaling), appended as it finishes (so a killed sweep keeps what it finished; --resume reads
+  // them back). Under MPI only rank 0 writes it, for every rank's points.
   if (world.size > 1 && world.reports() && !opt.quiet)
     std::fprintf(stderr, "  %zu points over %d MPI ranks\n", jobs.size(), world.size);
-  std::ofstream resume_out;
-  if (!opt.resume_path.empty() && world.reports()) resume_out.open(opt.resume_path, std::ios::app);
+  ResumeWriter resume_out(world.reports() ? opt.resume_path : "", resumed);
   size_t finished = 0;
-  run_batch(self_exe(argv0), jobs, opt.jobs, [&](size_t j, const JobResult& r) {
+  // From here SIGINT and SIGTERM stop the batch: the finished points are reported (and already in
+  // the --resume file), the command exits 128 + the signal's number.
+  const StopOnSignal stop;
+  const auto results = run_batch(self_exe(argv0), jobs, opt.jobs, plan.text, [&](size_t j, const JobResult& r) {
     const size_t k = job_work[j];
     Point& pt = points[plan.work_point[k]];
     const bool ok = r.ran && r.result.value("ok", false);
     record(k, ok, r.ran ? r.result.value("reason", "") : "simulation failed: " + r.error,
            r.ran ? r.result["report"] : nlohmann::json());
-    if (resume_out && r.ran) {
-      nlohmann::json line = {{"nodes", pt.nodes}, {"scaling", opt.scaling}, {"ok", ok}, {"reason", r.result.value("reason", "")},
-                             {"report", r.result["report"]}};
-      if (r.result.contains("job")) line["job"] = r.result["job"];
-      resume_out << line.dump() << "\n" << std::flush;
+    if (r.ran) {
+      nlohmann::json line = r.result;
+      line["nodes"] = pt.nodes;
+      line["scaling"] = opt.scaling;
+      resume_out.append(line);
     }
     ++finished;
     if (!opt.quiet) {
@@ -297,6 +292,8 @@ int sweep_command(const SweepOptions& opt, const char* argv0) {
     }
   });
   if (!world.reports()) return 0;  // rank 0 writes the report
+  const bool interrupted = std::any_of(results.begin(), results.end(), [](const JobResult& r) { return r.stopped; });
+  auto finished_point = [&](const Point& pt) { return !pt.reason.empty() || pt.runs_done == opt.runs; };
   for (auto& pt : points) {
     pt.ok = !pt.reports.empty() && pt.reason.empty() &&
             std::all_of(pt.reports.begin(), pt.reports.end(), [](const nlohmann::json& j) { return j.is_object(); });
@@ -334,6 +331,12 @@ int sweep_command(const SweepOptions& opt, const char* argv0) {
   for (const auto& pt : points) {
     nlohmann::json j = {{"nodes", pt.nodes}, {"gpus", pt.nodes * base.cluster.gpus_per_server()}, {"dp", pt.dp},
                         {"global_batch", pt.global_batch}, {"feasible", pt.ok}};
+    if (!finished_point(pt)) {
+      std::snprintf(buf, sizeof buf, "  %7lld %7lld %6lld  not finished (interrupted)\n", static_cast<long long>(pt.nodes),
+                    static_cast<long long>(pt.nodes * base.cluster.gpus_per_server()), static_cast<long long>(pt.dp));
+      table += buf;
+      continue;
+    }
     if (!pt.ok) {
       j["reason"] = pt.reason;
       std::snprintf(buf, sizeof buf, "  %7lld %7lld %6lld  infeasible: %s\n", static_cast<long long>(pt.nodes),
@@ -393,6 +396,20 @@ int sweep_command(const SweepOptions& opt, const char* argv0) {
                   100 * sync, r["bottleneck"].get<std::string>().c_str());
     table += buf;
     jpoints.push_back(j);
+  }
+  if (interrupted) {
+    // Like an interrupted run: the table so far on standard error, no output file (an old --json or
+    // --csv is left as it was); what finished is in the --resume file already.
+    const auto done = std::count_if(points.begin(), points.end(), finished_point);
+    const std::string keep = opt.resume_path.empty() ? "--resume FILE keeps finished points for the next run"
+                                                     : "the finished points are kept in " + opt.resume_path +
+                                                           ": the same command computes only the others";
+    std::fprintf(stderr, "\ntrainsim sweep: %s (%s scaling, efficiency vs %lld nodes), interrupted by %s\n\n%s\n", base.name.c_str(),
+                 opt.scaling.c_str(), ref ? static_cast<long long>(ref->nodes) : 0LL, StopOnSignal::name(stop.received()).c_str(),
+                 table.c_str());
+    std::fprintf(stderr, "  %lld of %zu points finished; no output files written; %s\n", static_cast<long long>(done), points.size(),
+                 keep.c_str());
+    return 128 + stop.received();
   }
   nlohmann::json out = {{"scenario", {{"name", base.name}}},
                         {"scaling", opt.scaling},

@@ -51,6 +51,7 @@ bool has_noise(const config::Scenario& s) { return noisy_fabric(s) || noisy_gpus
 }  // namespace
 
 int emit_variance_slurm(const VarianceOptions& opt, const std::string& script_path, const std::string& trainsim_path) {
+  require_scenario_file(opt.scenario);
   const config::Scenario base = config::load_scenario(opt.scenario, parse_overrides(opt.sets));
   check_simulable(base, opt.steps);
   SlurmBatch batch;
@@ -61,6 +62,7 @@ int emit_variance_slurm(const VarianceOptions& opt, const std::string& script_pa
   batch.merge_args = {"variance", opt.scenario, "--runs", std::to_string(opt.runs), "--seed", std::to_string(opt.seed), "--jobs", "1"};
   for (const auto& s : opt.sets) batch.merge_args.insert(batch.merge_args.end(), {"--set", s});
   if (opt.steps > 0) batch.merge_args.insert(batch.merge_args.end(), {"--steps", std::to_string(opt.steps)});
+  if (opt.no_replicate) batch.merge_args.push_back("--no-replicate");  // part of each job's key
   if (!opt.json_path.empty()) batch.merge_args.insert(batch.merge_args.end(), {"--json", opt.json_path});
   if (opt.quiet) batch.merge_args.push_back("--quiet");
   const std::string results = write_slurm_script(batch, script_path);
@@ -75,19 +77,26 @@ int variance_command(const VarianceOptions& opt, const char* argv0) { return var
 
 int variance_command(const VarianceOptions& opt, const char* argv0, const std::string& resume_path) {
   util::check_outputs(opt.scenario, {{"--json", opt.json_path}, {"--resume", resume_path}});
-  const config::Scenario base = config::load_scenario(opt.scenario, parse_overrides(opt.sets));
+  // Read once: the workers simulate these bytes, whatever happens to the file meanwhile.
+  const std::string text = config::read_scenario_file(opt.scenario);
+  const config::Scenario base = config::load_scenario_text(text, opt.scenario, parse_overrides(opt.sets));
   check_simulable(base, opt.steps);  // exit 2 before any worker starts
   const bool noisy = has_noise(base);
-  const auto work = variance_work(opt, noisy);
+  auto work = variance_work(opt, noisy);
+  const std::string hash = scenario_hash(text, base);
+  for (auto& w : work) w.scenario_hash = hash;
 
-  // Runs found in the results file are kept; the others are simulated (split across MPI ranks when
-  // launched by mpirun) and, on the reporting rank, appended to it as they finish.
+  // Runs found in the results file (the same job: scenario bytes, overrides, seed, steps) are kept;
+  // the others are simulated (split across MPI ranks when launched by mpirun) and, on the reporting
+  // rank, appended to it as they finish. Each line is checked first (a bad one: exit 2, FILE:LINE).
+  const BatchWorld world = batch_world();
   std::vector<JobResult> results(work.size());
   std::vector<Job> jobs;
   std::vector<size_t> job_run;
-  const auto resumed = resume_path.empty() ? std::map<std::string, nlohmann::json>{} : read_job_results(resume_path);
+  const ResumeFile resumed = resume_path.empty() ? ResumeFile{} : read_resume_file(resume_path);
+  if (world.reports()) say_what_resumes(resume_path, resumed, work);
   for (size_t k = 0; k < work.size(); ++k) {
-    if (auto it = resumed.find(job_key(work[k]).dump()); it != resumed.end()) {
+    if (auto it = resumed.results.find(job_key(work[k]).dump()); it != resumed.results.end()) {
       results[k].ran = true;
       results[k].result = it->second;
       continue;
@@ -95,15 +104,16 @@ int variance_command(const VarianceOptions& opt, const char* argv0, const std::s
     jobs.push_back(make_job(work[k]));
     job_run.push_back(k);
   }
-  const BatchWorld world = batch_world();
   if (world.size > 1 && world.reports() && !opt.quiet)
     std::fprintf(stderr, "  %zu runs over %d MPI ranks\n", jobs.size(), world.size);
-  std::ofstream resume_out;
-  if (!resume_path.empty() && world.reports()) resume_out.open(resume_path, std::ios::app);
+  ResumeWriter resume_out(world.reports() ? resume_path : "", resumed);
   size_t done = 0;
-  run_batch(self_exe(argv0), jobs, opt.jobs, [&](size_t j, const JobResult& r) {
+  // From here SIGINT and SIGTERM stop the batch: the finished runs are reported (and already in the
+  // --resume file), the command exits 128 + the signal's number.
+  const StopOnSignal stop;
+  const auto batch = run_batch(self_exe(argv0), jobs, opt.jobs, text, [&](size_t j, const JobResult& r) {
     results[job_run[j]] = r;
-    if (resume_out && r.ran) resume_out << r.result.dump() << "\n" << std::flush;
+    if (r.ran) resume_out.append(r.result);
     ++done;
     if (!opt.quiet) {
       if (!r.ran) std::fprintf(stderr, "\n  run with seed %llu failed%s: %s\n", static_cast<unsigned long long>(work[job_run[j]].seed),
@@ -113,6 +123,30 @@ int variance_command(const VarianceOptions& opt, const char* argv0, const std::s
   });
   if (!opt.quiet && !jobs.empty()) std::fprintf(stderr, "\n");
   if (!world.reports()) return 0;  // rank 0 writes the report
+  if (std::any_of(batch.begin(), batch.end(), [](const JobResult& r) { return r.stopped; })) {
+    // Like an interrupted run: the runs that finished on standard error, no output file (an old
+    // --json is left as it was); they are in the --resume file already.
+    std::fprintf(stderr, "\ntrainsim variance: %s, interrupted by %s\n\n  %-26s %14s %13s\n", base.name.c_str(),
+                 StopOnSignal::name(stop.received()).c_str(), "", "mean step (s)", "tokens/s");
+    size_t finished = 0;
+    for (size_t k = 0; k < work.size(); ++k) {
+      const auto& r = results[k];
+      if (!r.ran) continue;  // not finished (or failed: said as it happened)
+      ++finished;
+      const std::string label = "seed " + std::to_string(work[k].seed) + (k < static_cast<size_t>(opt.runs) ? "" : ", dedicated fabric");
+      if (r.result.value("ok", false)) {
+        const auto& rep = r.result["report"];
+        std::fprintf(stderr, "  %-26s %14.4f %13.0f\n", label.c_str(), rep["step_time_s"]["mean"].get<double>(),
+                     rep["tokens_per_s"].get<double>());
+      } else {
+        std::fprintf(stderr, "  %-26s infeasible: %s\n", label.c_str(), r.result.value("reason", "").c_str());
+      }
+    }
+    const std::string keep = resume_path.empty() ? "--resume FILE keeps finished runs for the next run"
+                                                 : "the finished runs are kept in " + resume_path + ": the same command computes only the others";
+    std::fprintf(stderr, "\n  %zu of %zu runs finished; no output files written; %s\n", finished, work.size(), keep.c_str());
+    return 128 + stop.received();
+  }
 
   nlohmann::json runs = nlohmann::json::array();
   std::vector<double> means, days;

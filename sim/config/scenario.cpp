@@ -921,7 +921,7 @@ Scenario load_scenario_text(const std::string& yaml, const std::string& name_for
   }
 }
 
-Scenario load_scenario(const std::string& path, const std::vector<Override>& overrides) {
+std::string read_scenario_file(const std::string& path) {
   std::error_code ec;
   std::ifstream in(path, std::ios::binary);
   if (!in || std::filesystem::is_directory(path, ec)) throw util::InputError({path}, "cannot read file");
@@ -935,7 +935,11 @@ Scenario load_scenario(const std::string& path, const std::vector<Override>& ove
                                          " MiB: not a scenario file (they are a few kB)");
   }
   if (in.bad()) throw util::InputError({path}, "cannot read file");
-  return load_scenario_text(text, path, overrides);
+  return text;
+}
+
+Scenario load_scenario(const std::string& path, const std::vector<Override>& overrides) {
+  return load_scenario_text(read_scenario_file(path), path, overrides);
 }
 
 }  // namespace trainsim::config

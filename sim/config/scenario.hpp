@@ -126,6 +126,10 @@ struct Override {
 // Parses "KEY=VALUE". Throws util::InputError("--set: ...") when there is no '='.
 Override parse_override(const std::string& text);
 
+// The bytes of the scenario file at `path` (any readable file: a FIFO such as /dev/stdin or a
+// process substitution is read once, to its end). Throws util::InputError("PATH: cannot read file").
+std::string read_scenario_file(const std::string& path);
+
 // Loads, applies overrides (validated exactly like the file; errors point at "--set:1:COL"),
 // fills presets and defaults, validates everything. Throws util::InputError with the location.
 Scenario load_scenario(const std::string& path, const std::vector<Override>& overrides = {});

@@ -24,18 +24,6 @@ constexpr int kMaxSymlinks = 40;
   throw InputError(path + ": cannot write: " + why);
 }
 
-// Writes all of `content` to `fd`; false (errno set) on a short write that cannot be resumed.
-bool write_all(int fd, const std::string& content) {
-  size_t done = 0;
-  while (done < content.size()) {
-    const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += static_cast<size_t>(n);
-  }
-  return true;
-}
-
 // The file a write to `path` lands on: symlinks followed to their final target (which may not
 // exist yet), relative targets taken from the link's own directory.
 fs::path resolve_target(const std::string& path) {
@@ -58,6 +46,17 @@ mode_t default_file_mode() {
 }
 
 }  // namespace
+
+bool write_all(int fd, const std::string& content) {
+  size_t done = 0;
+  while (done < content.size()) {
+    const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
 
 void write_output(const std::string& path, const std::string& content) {
   if (path == "-") {

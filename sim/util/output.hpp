@@ -10,6 +10,10 @@
 
 namespace trainsim::util {
 
+// Writes all of `content` to the open file `fd`, resuming short writes; false (errno set) when it
+// cannot.
+bool write_all(int fd, const std::string& content);
+
 // Writes `content` to `path` atomically; "-" writes to standard output. Throws util::InputError
 // ("PATH: cannot write: reason", exit 2) when the file cannot be written.
 void write_output(const std::string& path, const std::string& content);
