@@ -582,6 +582,7 @@ int plan_command(const PlanOptions& options, const char* argv0) {
   }
   std::fprintf(console, "\n  planned in %.1f s (enumerate and cost %.1f s)\n", total_s, enumerate_s);
 
+  util::OutputSet outputs;  // --write-best and --json land together
   if (!opt.write_best.empty()) {
     std::vector<std::string> all = opt.sets;
     all.insert(all.end(), best->sets.begin(), best->sets.end());
@@ -589,9 +590,10 @@ int plan_command(const PlanOptions& options, const char* argv0) {
                             " costed in closed form, " + str(static_cast<int64_t>(sims.size())) + " simulated for " +
                             str(opt.steps) + " steps (seed " + std::to_string(opt.seed) + "): " +
                             util::format_duration(best->step_s) + " per step";
-    util::write_output(opt.write_best, best_yaml(text, opt, all, how));
+    outputs.add(opt.write_best, best_yaml(text, opt, all, how));
   }
-  if (!opt.json_path.empty()) util::write_output(opt.json_path, out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  if (!opt.json_path.empty()) outputs.add(opt.json_path, out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  outputs.commit();
   return 0;
 }
 

@@ -195,10 +195,26 @@ int run_command(const RunOptions& opt) {
   if (!opt.timings) json.erase("wall_s");
   json["fidelity"] = out.run.fidelity;
   json["advice_runs"] = advice_runs;
+  // The outputs land together (util::OutputSet); a signal while they are made writes none of them,
+  // one while they land waits for the last and is then reported: 130/143 either way.
+  const StopOnSignal stop;
+  {
+    util::OutputSet outputs;
+    if (!opt.json_path.empty()) outputs.add(opt.json_path, json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    if (!opt.csv_path.empty()) outputs.add(opt.csv_path, report::steps_csv(out.run));
+    if (!opt.trace_path.empty()) outputs.add(opt.trace_path, report::chrome_trace(out.run));
+    if (stop.received() != 0) {
+      std::fprintf(stderr, "\ninterrupted while writing the outputs (%s); no output files written\n",
+                   StopOnSignal::name(stop.received()).c_str());
+      return 128 + stop.received();
+    }
+    outputs.commit();
+  }
   std::fputs(report::console_table(out.summary).c_str(), console);
-  if (!opt.json_path.empty()) util::write_output(opt.json_path, json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
-  if (!opt.csv_path.empty()) util::write_output(opt.csv_path, report::steps_csv(out.run));
-  if (!opt.trace_path.empty()) util::write_output(opt.trace_path, report::chrome_trace(out.run));
+  if (stop.received() != 0) {
+    std::fprintf(stderr, "\ninterrupted (%s) after the outputs were written\n", StopOnSignal::name(stop.received()).c_str());
+    return 128 + stop.received();
+  }
   // Failures faster than the run can checkpoint: the report says why; the answer is "no" (exit 1).
   if (out.summary.has_reliability && !out.summary.failures.finishes) {
     std::fprintf(stderr, "trainsim: %s: does not finish: %s\n", scenario.name.c_str(), out.summary.failures.why.c_str());

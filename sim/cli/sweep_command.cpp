@@ -441,7 +441,8 @@ int sweep_command(const SweepOptions& opt, const char* argv0) {
     std::fprintf(console, "  the knee with 95%% confidence: possibly from %lld nodes, %s\n",
                  static_cast<long long>(knee_earliest.get<int64_t>()), latest.c_str());
   }
-  if (!opt.json_path.empty()) util::write_output(opt.json_path, out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  util::OutputSet outputs;  // --json and --csv land together
+  if (!opt.json_path.empty()) outputs.add(opt.json_path, out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   if (!opt.csv_path.empty()) {
     std::string csv = "nodes,gpus,dp,feasible,step_time_s,tokens_per_s,tflops_per_gpu,scaling_efficiency,exposed_comm_share,bubble_share,sync_wait_fraction,"
                       "scaling_efficiency_lo,scaling_efficiency_hi\n";
@@ -459,8 +460,9 @@ int sweep_command(const SweepOptions& opt, const char* argv0) {
       }
       csv += buf;
     }
-    util::write_output(opt.csv_path, csv);
+    outputs.add(opt.csv_path, csv);
   }
+  outputs.commit();
   return 0;
 }
 

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -58,35 +59,40 @@ bool write_all(int fd, const std::string& content) {
   return true;
 }
 
-void write_output(const std::string& path, const std::string& content) {
+OutputSet::~OutputSet() {
+  for (const auto& f : files_)
+    if (!f.tmp.empty()) ::unlink(f.tmp.c_str());
+}
+
+void OutputSet::add(const std::string& path, std::string content) {
+  Staged f;
+  f.path = path;
   if (path == "-") {
-    std::fwrite(content.data(), 1, content.size(), stdout);
-    std::fflush(stdout);
+    f.direct = true;
+    f.content = std::move(content);
+    files_.push_back(std::move(f));
     return;
   }
   if (path.empty()) fail("''", "empty file name");
-  const fs::path target = resolve_target(path);
-
+  f.target = resolve_target(path);
   struct stat st {};
-  const bool exists = ::stat(target.c_str(), &st) == 0;
+  const bool exists = ::stat(f.target.c_str(), &st) == 0;
   if (exists && S_ISDIR(st.st_mode)) fail(path, "is a directory");
   if (exists && !S_ISREG(st.st_mode)) {
-    // A device, FIFO or socket is written through, never replaced (/dev/null, /dev/stdout, a pipe).
-    const int fd = ::open(target.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);
-    if (fd < 0) fail(path, std::strerror(errno));
-    const bool ok = write_all(fd, content);
-    const int saved = errno;
-    ::close(fd);
-    if (!ok) fail(path, std::strerror(saved));
+    // A device, FIFO or socket is written through at commit, never replaced (/dev/null, a pipe).
+    f.direct = true;
+    f.content = std::move(content);
+    files_.push_back(std::move(f));
     return;
   }
-
   // A regular file (or none yet): a fresh temporary beside the target, created exclusively by
-  // mkstemp (so nothing planted under a predictable name can redirect it), then renamed over it.
-  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  std::string tmpl = (dir / ("." + target.filename().string() + ".tmp.XXXXXX")).string();
+  // mkstemp (so nothing planted under a predictable name can redirect it), renamed over it at commit.
+  const fs::path dir = f.target.has_parent_path() ? f.target.parent_path() : fs::path(".");
+  std::string tmpl = (dir / ("." + f.target.filename().string() + ".tmp.XXXXXX")).string();
   const int fd = ::mkstemp(tmpl.data());
   if (fd < 0) fail(path, std::strerror(errno));
+  f.tmp = tmpl;
+  files_.push_back(f);  // from here the destructor removes the temporary on any failure
   // mkstemp creates 0600; the output gets the mode the target had, or the usual one for a new file.
   const mode_t mode = exists ? (st.st_mode & 07777) : default_file_mode();
   bool ok = ::fchmod(fd, mode) == 0 && write_all(fd, content);
@@ -95,14 +101,43 @@ void write_output(const std::string& path, const std::string& content) {
     ok = false;
     saved = errno;
   }
-  if (ok && ::rename(tmpl.c_str(), target.c_str()) != 0) {
-    ok = false;
-    saved = errno;
+  if (!ok) fail(path, std::strerror(saved));
+}
+
+void OutputSet::commit() {
+  // SIGINT and SIGTERM wait until every file is in place: the set lands whole. A signal that came
+  // meanwhile is delivered when they are unblocked, to whatever handler the command has.
+  sigset_t stop, old;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGINT);
+  sigaddset(&stop, SIGTERM);
+  ::sigprocmask(SIG_BLOCK, &stop, &old);
+  std::string error;
+  for (auto& f : files_) {
+    if (!error.empty()) break;
+    if (f.path == "-") {
+      std::fwrite(f.content.data(), 1, f.content.size(), stdout);
+      std::fflush(stdout);
+    } else if (f.direct) {
+      const int fd = ::open(f.target.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);
+      const bool ok = fd >= 0 && write_all(fd, f.content);
+      const int saved = errno;
+      if (fd >= 0) ::close(fd);
+      if (!ok) error = f.path + ": cannot write: " + std::strerror(saved);
+    } else if (::rename(f.tmp.c_str(), f.target.c_str()) == 0) {
+      f.tmp.clear();
+    } else {
+      error = f.path + ": cannot write: " + std::strerror(errno);
+    }
   }
-  if (!ok) {
-    ::unlink(tmpl.c_str());
-    fail(path, std::strerror(saved));
-  }
+  ::sigprocmask(SIG_SETMASK, &old, nullptr);
+  if (!error.empty()) throw InputError(error);
+}
+
+void write_output(const std::string& path, const std::string& content) {
+  OutputSet set;
+  set.add(path, content);
+  set.commit();
 }
 
 void check_outputs(const std::string& input, const std::vector<std::pair<std::string, std::string>>& outputs) {

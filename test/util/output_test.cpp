@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -142,6 +143,76 @@ TEST_F(WriteOutputTest, AMissingDirectoryIsAnInputError) {
 
 TEST_F(WriteOutputTest, AnEmptyPathIsAnInputError) {
   EXPECT_THROW(write_output("", "x"), InputError);
+}
+
+// Issue 21 item 2: a command's outputs land together. Staged, nothing of the targets changes; a
+// set dropped before its commit (an error, a signal) leaves the old files and no temporary; a
+// commit replaces all of them.
+TEST_F(WriteOutputTest, AnOutputSetLandsWholeOrNotAtAll) {
+  const fs::path json = dir_ / "r.json", csv = dir_ / "r.csv";
+  put(json, "old json");
+  put(csv, "old csv");
+  {
+    OutputSet set;
+    set.add(json.string(), "new json");
+    set.add(csv.string(), "new csv");
+    EXPECT_EQ(read(json), "old json");
+    EXPECT_EQ(entries(), 4u);  // two targets, two temporaries
+  }  // dropped uncommitted
+  EXPECT_EQ(read(json), "old json");
+  EXPECT_EQ(read(csv), "old csv");
+  EXPECT_EQ(entries(), 2u);
+  OutputSet set;
+  set.add(json.string(), "new json");
+  set.add(csv.string(), "new csv");
+  set.commit();
+  EXPECT_EQ(read(json), "new json");
+  EXPECT_EQ(read(csv), "new csv");
+  EXPECT_EQ(entries(), 2u);
+}
+
+// A signal raised during the commit waits for its end: with SIGINT's handler recording it, both
+// files are new when the handler runs (the signal is held off while the set lands).
+volatile std::sig_atomic_t g_seen_new = -1;
+std::string g_probe;
+extern "C" void probe(int) {
+  std::ifstream in(g_probe);
+  std::string s;
+  in >> s;
+  g_seen_new = s == "new";
+}
+
+TEST_F(WriteOutputTest, ASignalDuringTheCommitWaitsForTheLastFile) {
+  const fs::path a = dir_ / "a", b = dir_ / "b";
+  put(a, "old");
+  put(b, "old");
+  g_probe = b.string();
+  struct sigaction sa {}, old {};
+  sa.sa_handler = probe;
+  sigemptyset(&sa.sa_mask);
+  ASSERT_EQ(::sigaction(SIGINT, &sa, &old), 0);
+  {
+    OutputSet set;
+    set.add(a.string(), "new");
+    set.add(b.string(), "new");
+    // Block, raise (pending), then commit: commit keeps it blocked and restores the mask after the
+    // last rename, when it is delivered.
+    sigset_t s, prev;
+    sigemptyset(&s);
+    sigaddset(&s, SIGINT);
+    ::sigprocmask(SIG_BLOCK, &s, &prev);
+    ::raise(SIGINT);
+    ::sigprocmask(SIG_SETMASK, &prev, nullptr);  // delivered here, before the commit: old files
+    EXPECT_EQ(g_seen_new, 0);
+    g_seen_new = -1;
+    ::sigprocmask(SIG_BLOCK, &s, &prev);
+    ::raise(SIGINT);
+    set.commit();  // keeps the caller's mask (blocked): nothing delivered yet
+    EXPECT_EQ(g_seen_new, -1);
+    ::sigprocmask(SIG_SETMASK, &prev, nullptr);
+    EXPECT_EQ(g_seen_new, 1);
+  }
+  ::sigaction(SIGINT, &old, nullptr);
 }
 
 }  // namespace
