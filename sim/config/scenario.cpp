@@ -507,6 +507,13 @@ class Reader {
         fail(f->value_at, "cluster.platform: " + std::string(special ? "not a regular file" : "cannot read file") + " '" + written + "'");
       }
     }
+    // The platform builder shares each NIC by a whole number of GPUs (platform/fabric.cpp); said
+    // here, at the key, rather than by the builder without a place (found by tools/fuzz).
+    const int64_t g = c.gpus_per_node, n = c.nics_per_node;
+    if (c.platform_file.empty() && ((n < g && g % n != 0) || (n > g && n % g != 0)))
+      fail(at("cluster.inter_node.nics_per_node"), "cluster.inter_node.nics_per_node: " + std::to_string(n) +
+                                                      " NICs cannot be shared evenly by " + std::to_string(g) +
+                                                      " GPUs per node (use a divisor or a multiple of gpus_per_node)");
   }
 
   // parallelism.layers_per_stage: pp entries (one per stage; with interleaving each stage's layers

@@ -66,6 +66,19 @@ TEST(FuzzRegressions, EveryKeptInputLoadsOrIsAnInputError) {
   EXPECT_GE(files, 2);
 }
 
+// tools/fuzz, once it reached the platform planner (issue 21 item 9): 5 NICs for 8 GPUs loaded, and
+// only the builder refused it, without a place. The loader now says where.
+TEST(FuzzRegressions, NicsThatDoNotDivideTheGpusAreRefusedAtTheKey) {
+  const Input in = read_input(kDir / "nics-not-dividing-gpus.yaml");
+  try {
+    load_scenario_text(in.yaml, "n.yaml");
+    FAIL() << "loaded";
+  } catch (const util::InputError& e) {
+    EXPECT_EQ(std::string(e.what()), "n.yaml:25:20: cluster.inter_node.nics_per_node: 5 NICs cannot be shared evenly by 8 GPUs "
+                                     "per node (use a divisor or a multiple of gpus_per_node)");
+  }
+}
+
 // yaml-cpp 0.7's LoadAll looped forever, allocating, on a stray ',' (yaml-cpp issue #1040); found
 // while fuzzing the loader by hand before tools/fuzz existed.
 TEST(FuzzRegressions, StrayCommaIsAnInputErrorNotAHang) {

@@ -8,6 +8,12 @@
 // Inputs that once failed are kept in test/fuzz/regressions/ (seeds for tools/fuzz) and loaded by
 // test/config/regression_test.cpp.
 //
+// It then goes on to what reports it (issue 21 item 9): the built platform's plan
+// (platform::plan_fabric, every value SimGrid would see), and the report writers on a summary of
+// the closed-form step (report::summarize with the estimate standing in for the engine's steps):
+// the JSON report, dumped strictly (invalid UTF-8 throws: how a byte 0xFF in `name` once crashed
+// `run --json`), the console table, the memory report.
+//
 // Contract checked: the only exception a user's input may raise is util::InputError. Anything
 // else (another exception, a sanitizer report, a hang past -timeout) is a crash.
 #include <cstddef>
@@ -19,9 +25,14 @@
 #include <vector>
 
 #include "config/scenario.hpp"
+#include "engine/result.hpp"
 #include "model/memory.hpp"
 #include "model/step_costs.hpp"
+#include "model/step_estimate.hpp"
 #include "model/transformer.hpp"
+#include "platform/fabric.hpp"
+#include "report/memory_report.hpp"
+#include "report/run_report.hpp"
 #include "util/error.hpp"
 
 namespace {
@@ -46,6 +57,28 @@ void cost(const config::Scenario& sc) {
     const int64_t b = model::largest_micro_batch(sc.model, sc.parallel, sc.training, sc.cluster.gpu.hbm_bytes);
     if (b < 0 || b > sc.training.global_batch) crash("largest_micro_batch out of range", sc.name);
   }
+  if (sc.cluster.platform_file.empty()) (void)platform::plan_fabric(sc.cluster);
+  // The report writers, on two steps of the closed form's timeline.
+  const auto est = model::estimate_step(costs, sc.model, sc.parallel, sc.training, sc.cluster);
+  engine::RunResult run;
+  for (int64_t k = 0; k < 2; ++k) {
+    engine::StepRecord r;
+    r.step = k;
+    r.start_s = static_cast<double>(k) * est.step_s;
+    r.time_s = est.step_s;
+    r.compute_s = est.compute_s;
+    r.exposed_comm_s = est.exposed_comm_s;
+    r.bubble_s = est.bubble_s;
+    r.optimizer_s = est.optimizer_s;
+    run.steps.push_back(r);
+  }
+  run.fidelity = "symmetric";
+  run.network_model = "CM02";
+  const auto summary = report::summarize(sc, costs, run, 1);
+  const std::string json = report::to_json(summary).dump(2);  // strict: throws on invalid UTF-8
+  const std::string table = report::console_table(summary);
+  if (json.empty() || table.empty()) crash("empty report", sc.name);
+  if (sc.parallel.pp <= 64) (void)report::memory_json(report::plan_memory(sc)).dump(2);
 }
 
 }  // namespace
