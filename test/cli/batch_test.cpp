@@ -30,7 +30,10 @@
 namespace {
 
 namespace fs = std::filesystem;
+using trainsim::testing::all_pids;
+using trainsim::testing::processes_mentioning;
 using trainsim::testing::shell;
+using trainsim::testing::stat_of;
 
 const std::string kBinary = TRAINSIM_BINARY;
 const std::string kTiny = std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/tiny-gpt-2node.yaml";
@@ -133,37 +136,12 @@ struct Proc {
   unsigned long long start = 0;
 };
 
-// /proc/PID/stat's state, parent and start time (fields 3, 4 and 22; the command name before them,
-// in parentheses, may hold spaces).
-bool stat_of(pid_t pid, char& state, pid_t& parent, unsigned long long& start) {
-  const std::string text = read_file("/proc/" + std::to_string(pid) + "/stat");
-  const auto close = text.rfind(')');
-  if (close == std::string::npos) return false;
-  std::istringstream in(text.substr(close + 1));
-  long ppid = 0;
-  in >> state >> ppid;
-  std::string skip;
-  for (int field = 5; field < 22; ++field) in >> skip;
-  in >> start;
-  parent = static_cast<pid_t>(ppid);
-  return static_cast<bool>(in);
-}
-
 // Whether `p` still runs: the same process (same start time), not a zombie.
 bool alive(const Proc& p) {
   char state = 0;
   pid_t parent = 0;
   unsigned long long start = 0;
   return stat_of(p.pid, state, parent, start) && start == p.start && state != 'Z' && state != 'X';
-}
-
-std::vector<pid_t> all_pids() {
-  std::vector<pid_t> out;
-  for (const auto& e : fs::directory_iterator("/proc")) {
-    const std::string name = e.path().filename().string();
-    if (!name.empty() && name.find_first_not_of("0123456789") == std::string::npos) out.push_back(std::stoi(name));
-  }
-  return out;
 }
 
 // The running children of `parent`.
@@ -174,21 +152,6 @@ std::vector<Proc> children_of(pid_t parent) {
     pid_t ppid = 0;
     unsigned long long start = 0;
     if (stat_of(pid, state, ppid, start) && ppid == parent && state != 'Z') out.push_back({pid, start});
-  }
-  return out;
-}
-
-// The running processes whose command line mentions `text` (a worker names its batch's private
-// directory in its arguments, so this finds workers even once re-parented).
-std::vector<pid_t> processes_mentioning(const std::string& text) {
-  std::vector<pid_t> out;
-  for (pid_t pid : all_pids()) {
-    std::string cmdline = read_file("/proc/" + std::to_string(pid) + "/cmdline");
-    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
-    char state = 0;
-    pid_t parent = 0;
-    unsigned long long start = 0;
-    if (cmdline.find(text) != std::string::npos && stat_of(pid, state, parent, start) && state != 'Z') out.push_back(pid);
   }
   return out;
 }

@@ -5,12 +5,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace trainsim::testing {
 
@@ -51,5 +53,48 @@ inline Result shell(const std::string& cmd) {
 inline Result trainsim(const std::string& args) { return shell(std::string(TRAINSIM_BINARY) + " " + args); }
 
 inline std::string scenario(const std::string& name) { return std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/" + name; }
+
+// /proc/PID/stat's state, parent and start time (fields 3, 4 and 22; the command name before them,
+// in parentheses, may hold spaces). The start time (clock ticks after boot) tells a process from a
+// later one given the same pid.
+inline bool stat_of(pid_t pid, char& state, pid_t& parent, unsigned long long& start) {
+  std::ifstream file("/proc/" + std::to_string(pid) + "/stat");
+  const std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  const auto close = text.rfind(')');
+  if (close == std::string::npos) return false;
+  std::istringstream in(text.substr(close + 1));
+  long ppid = 0;
+  in >> state >> ppid;
+  std::string skip;
+  for (int field = 5; field < 22; ++field) in >> skip;
+  in >> start;
+  parent = static_cast<pid_t>(ppid);
+  return static_cast<bool>(in);
+}
+
+inline std::vector<pid_t> all_pids() {
+  std::vector<pid_t> out;
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = e.path().filename().string();
+    if (!name.empty() && name.find_first_not_of("0123456789") == std::string::npos) out.push_back(std::stoi(name));
+  }
+  return out;
+}
+
+// The running processes (not zombies) whose command line mentions `text`: a batch's workers name
+// its private directory in their arguments, so this finds them even once re-parented.
+inline std::vector<pid_t> processes_mentioning(const std::string& text) {
+  std::vector<pid_t> out;
+  for (pid_t pid : all_pids()) {
+    std::ifstream file("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
+    std::string cmdline((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+    char state = 0;
+    pid_t parent = 0;
+    unsigned long long start = 0;
+    if (cmdline.find(text) != std::string::npos && stat_of(pid, state, parent, start) && state != 'Z') out.push_back(pid);
+  }
+  return out;
+}
 
 }  // namespace trainsim::testing

@@ -6,7 +6,6 @@
 // trainsim process may still name it).
 #include <gtest/gtest.h>
 
-#include <dirent.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -130,21 +129,6 @@ void write_fixtures(const fs::path& dir) {
                                "parallelism: {tp: 8, dp: 4}\ntraining: {global_batch: 8}\n");
 }
 
-// Processes whose command line names `needle` (a case's private directory).
-int processes_naming(const std::string& needle) {
-  int n = 0;
-  DIR* d = ::opendir("/proc");
-  if (d == nullptr) return 0;
-  while (dirent* e = ::readdir(d)) {
-    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
-    std::ifstream in(std::string("/proc/") + e->d_name + "/cmdline", std::ios::binary);
-    std::string cmd((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (cmd.find(needle) != std::string::npos && cmd.find("trainsim") != std::string::npos) ++n;
-  }
-  ::closedir(d);
-  return n;
-}
-
 TEST(HostileInputs, EveryCaseExitsAsDocumentedAndLeavesNothingBehind) {
   const auto all = cases();
   ASSERT_GE(all.size(), 150u);
@@ -168,7 +152,7 @@ TEST(HostileInputs, EveryCaseExitsAsDocumentedAndLeavesNothingBehind) {
     std::string kept((std::istreambuf_iterator<char>(keep)), std::istreambuf_iterator<char>());
     EXPECT_EQ(kept, "{\"old\": true}\n") << "an existing output was damaged";
   }
-  EXPECT_EQ(processes_naming(dir.string()), 0);
+  EXPECT_TRUE(trainsim::testing::processes_mentioning(dir.string()).empty());
   for (const auto& e : fs::directory_iterator(dir)) {
     const std::string name = e.path().filename().string();
     EXPECT_EQ(name.find(".tmp."), std::string::npos) << name;
