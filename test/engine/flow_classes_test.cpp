@@ -7,8 +7,15 @@
 
 #include <cmath>
 #include <string>
+#include <utility>
+#include <vector>
+
+#include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/Link.hpp>
 
 #include "engine/step_engine.hpp"
+#include "platform/platform.hpp"
 #include "in_child.hpp"
 
 namespace trainsim::engine {
@@ -66,6 +73,58 @@ model::StepCosts costs(int64_t pp, int64_t m) {
   c.tokens_per_step = 1;
   c.model_flops_per_step = 1;
   return c;
+}
+
+// FlowCensus on a built fat-tree of 8 nodes, 2 a leaf (leaf uplinks of 800 GB/s), GPU 0 of each
+// node: which edges it classes, and into which class.
+std::vector<double> census_answers(bool contend_g3) {
+  auto engine = platform::make_engine();
+  auto sc = scenario(8, 8, 1, 8, 1);
+  sc.cluster.nodes_per_leaf = 2;
+  auto plat = platform::Platform::build(*engine, sc.cluster);
+  auto g = [&](int64_t node, int64_t gpu = 0) { return plat->gpu(node, gpu); };
+  std::vector<simgrid::s4u::Link*> into_g3;
+  double latency = 0;
+  g(2)->route_to(g(3), into_g3, &latency);
+  FlowCensus c(contend_g3 ? std::vector<simgrid::s4u::Link*>{into_g3.back()} : std::vector<simgrid::s4u::Link*>{});
+  const int32_t r01 = c.route(g(0), g(1)), r23 = c.route(g(2), g(3)), r12 = c.route(g(1), g(2)),
+                r12_gpu1 = c.route(g(1, 1), g(2, 1)), r04 = c.route(g(0), g(4));
+  c.add(0, r01);
+  c.add(0, r23);
+  c.add(0, r12);
+  c.add(1, r12_gpu1);                         // another actor over the same leaf uplinks
+  c.add(FlowCensus::stage_actor(0), r04);     // a pipeline transfer out of GPU 0's NIC
+  c.seal();
+  std::vector<double> out;
+  for (const auto& [owner, routes] : std::vector<std::pair<int64_t, std::vector<int32_t>>>{
+           {0, {r01, r23}}, {0, {r12}}, {1, {r12_gpu1}}, {0, {r23, r23}}})
+    for (int32_t k : c.classify(owner, routes)) out.push_back(k);
+  out.push_back(static_cast<double>(c.never_full_links()));
+  return out;
+}
+
+TEST(FlowCensusTest, ClassesEdgesAloneOnTheirLinks) {
+  const auto v = in_child_values([] { return census_answers(false); });
+  ASSERT_EQ(v.size(), 7u);
+  // 0->1 shares GPU 0's NIC with the pipeline transfer (100 GB/s on 50): simulated. 2->3 is alone.
+  EXPECT_EQ(v[0], -1);
+  EXPECT_GE(v[1], 0);
+  // 1->2 crosses leaf uplinks that another actor's edge crosses too, but 100 of 800 GB/s: never
+  // full, so both edges are alone, and their routes alike (NIC, uplink, downlink, NIC): one class.
+  EXPECT_GE(v[2], 0);
+  EXPECT_NE(v[2], v[1]);
+  EXPECT_EQ(v[3], v[2]);
+  // The same route twice in one phase: the two flows share their NICs.
+  EXPECT_EQ(v[4], -1);
+  EXPECT_EQ(v[5], -1);
+  // Never full: leaf 0's uplink (the two 1->2 edges and the transfer 0->4), leaf 1's downlink and
+  // leaf 2's; a NIC carrying one flow is full (its own bottleneck).
+  EXPECT_EQ(v[6], 3);
+  // A link whose bandwidth changes (tenants, faults) classes nothing that crosses it.
+  const auto w = in_child_values([] { return census_answers(true); });
+  ASSERT_EQ(w.size(), 7u);
+  EXPECT_EQ(w[1], -1);
+  EXPECT_EQ(w[2], v[2]);
 }
 
 // The run's DP flows classed and started, then per step its time and the critical GPU's parts.
