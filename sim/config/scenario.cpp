@@ -39,6 +39,8 @@
 //                             FA2 on A100, FA3 on Hopper; sim/hardware/data/cost_tables.yaml)
 //   engine.fidelity           auto | full | symmetric (default auto)
 //   engine.buckets            integer >= 0 (gradient buckets; default 0 = auto)
+//   engine.flow_classes       bool (default true): identical DP flows alone on their links simulated
+//                             once per class (engine/flow_classes.hpp); false simulates every flow
 //   stragglers: {count (default 0), slowdown (>= 1, default 1), jitter (in [0, 1), default 0)}
 //   contention.idle           time (mean idle period; default = burst)
 //   reliability.failures_per_gpu_hour  number >= 0; with a preset, rescales its categories
@@ -141,7 +143,7 @@ const std::vector<std::string> kContentionKeys = {"model", "tenants", "load", "b
                                                     "diurnal_amplitude", "peak_hour", "start_hour"};
 const std::vector<std::string> kLinkFaultKeys = {"degraded", "degraded_share", "flaps_per_link_hour", "flap"};
 const std::vector<std::string> kStragglerKeys = {"count", "slowdown", "jitter", "episodes_per_gpu_hour", "episode"};
-const std::vector<std::string> kEngineKeys = {"fidelity", "buckets"};
+const std::vector<std::string> kEngineKeys = {"fidelity", "buckets", "flow_classes"};
 
 std::string join(const std::vector<std::string>& items) {
   std::string s;
@@ -765,6 +767,7 @@ class Reader {
     if (auto f = get(b, "fidelity"))
       sc.fidelity = choice(*f, {"auto", "full", "symmetric"}, std::vector{Fidelity::kAuto, Fidelity::kFull, Fidelity::kSymmetric});
     if (auto f = get(b, "buckets")) sc.gradient_buckets = detail::to_int(*f, 0, kMaxCount);
+    if (auto f = get(b, "flow_classes")) sc.flow_classes = detail::to_bool(*f);
   }
 
   static std::string fmt(double v) {

@@ -108,6 +108,9 @@ struct Scenario {
   std::optional<LinkFaultSpec> link_faults;
   Fidelity fidelity = Fidelity::kAuto;  // engine.fidelity: auto | full | symmetric
   int64_t gradient_buckets = 0;         // engine.buckets; 0 = auto
+  // engine.flow_classes: DP flows that are alone on their links and identical are simulated once
+  // per class (exact; engine/flow_classes.hpp). false: every flow is simulated (for comparisons).
+  bool flow_classes = true;
   // What the loader decided for the user that they may want to know (derived dp, uneven layer
   // split, defaulted ffn_hidden), one sentence each. The loader does not log; the CLI may print them.
   std::vector<std::string> notes;

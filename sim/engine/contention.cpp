@@ -9,6 +9,7 @@
 #include <numeric>
 #include <random>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace sg4 = simgrid::s4u;
@@ -133,20 +134,35 @@ class Tenant {
 
 }  // namespace
 
-void start_contention(const config::Scenario& scenario, const platform::Platform& platform, uint64_t seed) {
-  const bool tenants = scenario.contention && scenario.contention->tenants > 0;
-  const bool faults = scenario.link_faults &&
-                      (scenario.link_faults->degraded > 0 || scenario.link_faults->flaps_per_link_hour > 0);
-  if (!tenants && !faults) return;
+namespace {
+
+bool has_tenants(const config::Scenario& scenario) { return scenario.contention && scenario.contention->tenants > 0; }
+bool has_faults(const config::Scenario& scenario) {
+  return scenario.link_faults && (scenario.link_faults->degraded > 0 || scenario.link_faults->flaps_per_link_hour > 0);
+}
+
+}  // namespace
+
+std::vector<sg4::Link*> contended_links(const config::Scenario& scenario, const platform::Platform& platform) {
+  std::vector<sg4::Link*> all;
+  if (!has_tenants(scenario) && !has_faults(scenario)) return all;
   // One state over every link a source touches: the fabric links (faults; tenants on a dedicated
   // fabric) and the shared links (tenants on a shared one).
-  // Tens of thousands of links under ECMP at 16K GPUs: indexed once, not searched.
-  std::vector<sg4::Link*> all;
-  std::unordered_map<sg4::Link*, size_t> index;
+  // Tens of thousands of links under ECMP at 16K GPUs: deduplicated through a set, not searched.
+  std::unordered_set<sg4::Link*> seen;
   for (const auto* links : {&platform.fabric_links(), &platform.shared_links()})
     for (auto* l : *links)
-      if (index.emplace(l, all.size()).second) all.push_back(l);
+      if (seen.insert(l).second) all.push_back(l);
+  return all;
+}
+
+void start_contention(const config::Scenario& scenario, const platform::Platform& platform, uint64_t seed) {
+  const bool tenants = has_tenants(scenario);
+  const bool faults = has_faults(scenario);
+  const std::vector<sg4::Link*> all = contended_links(scenario, platform);
   if (all.empty()) return;
+  std::unordered_map<sg4::Link*, size_t> index;
+  for (size_t i = 0; i < all.size(); ++i) index.emplace(all[i], i);
   auto st = state_of(all);
   auto index_of = [&](sg4::Link* l) { return index.at(l); };
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "config/scenario.hpp"
 #include "platform/platform.hpp"
@@ -19,5 +20,9 @@ namespace trainsim::engine {
 // fault share). A bundle of c cables (adaptive routing) loses 1/c per faulty cable. No-op without
 // tenants or faults, or on a single-node platform.
 void start_contention(const config::Scenario& scenario, const platform::Platform& platform, uint64_t seed);
+
+// The links whose bandwidth start_contention may change during the run (the fabric and shared
+// links when the scenario has tenants or link faults; none otherwise).
+std::vector<simgrid::s4u::Link*> contended_links(const config::Scenario& scenario, const platform::Platform& platform);
 
 }  // namespace trainsim::engine

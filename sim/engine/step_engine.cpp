@@ -7,13 +7,16 @@
 #include <cmath>
 #include <deque>
 #include <limits>
+#include <map>
 #include <memory>
 #include <random>
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 
 #include "engine/contention.hpp"
+#include "engine/flow_classes.hpp"
 #include "model/compute.hpp"
 #include "model/step_estimate.hpp"
 #include "parallel/layout.hpp"
@@ -53,9 +56,24 @@ struct Message {
   uint64_t flow = 0;  // trace flow id (0: not traced)
 };
 
+// One DP flow as the communication actor starts it.
+struct DpFlow {
+  sg4::Host* src = nullptr;
+  sg4::Host* dst = nullptr;
+  uint64_t bytes = 1;
+};
+// A DP collective as one communication actor runs it: per phase of the plan (phases run one after
+// the other), the flows it starts at once. Made once per (actor, kind, bytes): Simulation::flow_plan.
+struct FlowPlan {
+  std::vector<std::vector<DpFlow>> phases;
+  int64_t flows = 0;    // flows started, over all phases
+  int64_t classed = 0;  // edges of the plan a flow of their class stands for (not started)
+};
+using FlowPlanPtr = std::shared_ptr<const FlowPlan>;
+
 // A DP collective (or ZeRO-3 gather) queued on a stage's communication actor.
 struct CommJob {
-  std::vector<parallel::Phase> phases;
+  FlowPlanPtr plan;
   sg4::SemaphorePtr done = sg4::Semaphore::create(0);
   bool exit = false;
   std::string name;
@@ -244,6 +262,17 @@ class Simulation {
     return total > 0 ? st.chunks[chunk].param_count / total : 1.0 / static_cast<double>(st.chunks.size());
   }
   std::vector<parallel::Phase> dp_phases(int64_t stage, parallel::CollectiveKind kind, double bytes, int64_t rail = 0) const;
+  // The flows the communication actor of (replica, stage, rail) starts for a collective of `bytes`
+  // per GPU: dp_phases, the edges its replica sends (full fidelity), as hosts and whole bytes.
+  // Planned on first use and kept (a collective of a given size recurs every step).
+  FlowPlanPtr flow_plan(int64_t replica, int64_t stage, int64_t rail, parallel::CollectiveKind kind, double bytes);
+  std::map<std::tuple<int64_t, int, double>, FlowPlanPtr> flow_plans_;  // by (comm actor, kind, bytes)
+  // Flow classes (engine.flow_classes): every flow the run can start, counted before it starts;
+  // null when classes are off.
+  std::unique_ptr<FlowCensus> census_;
+  void take_census();
+  int64_t dp_flows_started_ = 0;
+  int64_t dp_flows_classed_ = 0;
   // Share of a chunk's pass time that is exposed TP/CP communication (same in both passes).
   static double tp_share(const model::ChunkCost& c) {
     const double total = c.forward_s + c.backward_s;
@@ -327,6 +356,42 @@ void Simulation::check_used_routes() const {
   }
 }
 
+void Simulation::take_census() {
+  if (!sc_.flow_classes) return;
+  census_ = std::make_unique<FlowCensus>(contended_links(sc_, *platform_));
+  FlowCensus& c = *census_;
+  // Every DP edge each communication actor may send, whatever the collective (sizes do not change
+  // routes): the ones it is asked to run are among them.
+  if (replicas_total() > 1)
+    for (int64_t r = 0; r < replicas_; ++r)
+      for (int64_t st = 0; st < p_; ++st)
+        for (int64_t rail = 0; rail < rails_; ++rail) {
+          const auto group = layout_.dp_group(st, rail);
+          for (auto kind : {parallel::CollectiveKind::kAllReduce, parallel::CollectiveKind::kReduceScatter,
+                            parallel::CollectiveKind::kAllGather})
+            for (const auto& phase : dp_phases(st, kind, 1.0, rail))
+              for (const auto& e : phase) {
+                const int64_t src_rank = group[e.src];
+                if (full_ && (src_rank / layout_.tp / layout_.cp) % layout_.dp != r) continue;
+                c.add(comm_index(r, st, rail), c.route(host_of_rank(src_rank), host_of_rank(group[e.dst])));
+              }
+        }
+  // The stage actors' flows: pipeline transfers to the neighbouring stages (interleaved chunks wrap
+  // from the last stage to the first), expert-parallel exchanges to the peers. A GPU's copy to
+  // itself crosses no link a DP edge can use.
+  for (int64_t r = 0; r < replicas_; ++r)
+    for (int64_t st = 0; st < p_; ++st) {
+      const int64_t owner = FlowCensus::stage_actor(actor_index(r, st));
+      sg4::Host* me = stage_host(r, st);
+      std::vector<sg4::Host*> to{stage_host(r, (st + 1) % p_), stage_host(r, (st + p_ - 1) % p_)};
+      if (ep_flows_)
+        for (const auto& peer : ep_peers_[static_cast<size_t>(actor_index(r, st))]) to.push_back(peer.host);
+      for (sg4::Host* h : to)
+        if (h != me) c.add(owner, c.route(me, h));
+    }
+  c.seal();
+}
+
 void Simulation::plan_ep() {
   const auto& par = sc_.parallel;
   // (Without folding, an ep group that takes context-parallel ranks too, ep not dividing dp, keeps
@@ -390,6 +455,44 @@ std::vector<parallel::Phase> Simulation::dp_phases(int64_t stage, parallel::Coll
   return phases;
 }
 
+FlowPlanPtr Simulation::flow_plan(int64_t replica, int64_t stage, int64_t rail, parallel::CollectiveKind kind,
+                                  double bytes) {
+  const std::tuple<int64_t, int, double> key{comm_index(replica, stage, rail), static_cast<int>(kind), bytes};
+  if (const auto it = flow_plans_.find(key); it != flow_plans_.end()) return it->second;
+  auto plan = std::make_shared<FlowPlan>();
+  const auto group = layout_.dp_group(stage, rail);
+  const int64_t owner = comm_index(replica, stage, rail);
+  std::vector<DpFlow> mine;
+  std::vector<int32_t> routes;
+  std::set<std::pair<int32_t, uint64_t>> represented;  // (class, bytes) with a flow in this phase
+  for (const auto& phase : dp_phases(stage, kind, bytes, rail)) {
+    mine.clear();
+    routes.clear();
+    for (const auto& e : phase) {
+      const int64_t src_rank = group[e.src];
+      // Full fidelity: each replica sends the edges leaving its own ranks.
+      if (full_ && (src_rank / layout_.tp / layout_.cp) % layout_.dp != replica) continue;
+      mine.push_back({host_of_rank(src_rank), host_of_rank(group[e.dst]),
+                      static_cast<uint64_t>(std::max(1.0, std::round(e.bytes)))});
+      if (census_) routes.push_back(census_->route(mine.back().src, mine.back().dst));
+    }
+    // One flow per class and size: the first member of each stands for the others.
+    const std::vector<int32_t> cls = census_ ? census_->classify(owner, routes) : std::vector<int32_t>(mine.size(), -1);
+    represented.clear();
+    auto& flows = plan->phases.emplace_back();
+    for (size_t i = 0; i < mine.size(); ++i) {
+      if (cls[i] >= 0 && !represented.emplace(cls[i], mine[i].bytes).second) {
+        ++plan->classed;
+        continue;
+      }
+      flows.push_back(mine[i]);
+    }
+    plan->flows += static_cast<int64_t>(flows.size());
+  }
+  flow_plans_.emplace(key, plan);
+  return plan;
+}
+
 model::NetCallCost Simulation::dp_call(parallel::CollectiveKind kind, double bytes) const {
   using collectives::Kind;
   const Kind k = kind == parallel::CollectiveKind::kAllReduce       ? Kind::kAllReduce
@@ -403,7 +506,6 @@ model::NetCallCost Simulation::dp_call(parallel::CollectiveKind kind, double byt
 void CommActor::operator()() {
   Simulation& s = *sim_;
   const int64_t me = s.comm_index(replica_, stage_, rail_);
-  const auto group = s.layout_.dp_group(stage_, rail_);
   sg4::Barrier* barrier = s.full_ ? s.dp_barrier_[stage_ * s.rails_ + rail_].get() : nullptr;
   for (;;) {
     s.queue_ready_[me]->acquire();
@@ -411,20 +513,19 @@ void CommActor::operator()() {
     s.queues_[me].pop_front();
     if (job->exit) return;
     const double start = sg4::Engine::get_clock();
-    if (job->latency_s > 0 && !job->phases.empty()) sg4::this_actor::sleep_for(job->latency_s);
-    for (const auto& phase : job->phases) {
+    const auto& phases = job->plan->phases;
+    s.dp_flows_started_ += job->plan->flows;
+    s.dp_flows_classed_ += job->plan->classed;
+    if (job->latency_s > 0 && !phases.empty()) sg4::this_actor::sleep_for(job->latency_s);
+    std::vector<sg4::CommPtr> comms;
+    for (const auto& phase : phases) {
       if (barrier != nullptr) barrier->wait();  // a collective starts when every member is there
-      std::vector<sg4::CommPtr> comms;
-      for (const auto& e : phase) {
-        const int64_t src_rank = group[e.src];
-        // Full fidelity: each replica sends the edges leaving its own ranks.
-        if (s.full_ && (src_rank / s.layout_.tp / s.layout_.cp) % s.layout_.dp != replica_) continue;
-        const auto bytes = static_cast<uint64_t>(std::max(1.0, std::round(e.bytes)));
-        comms.push_back(sg4::Comm::sendto_async(s.host_of_rank(src_rank), s.host_of_rank(group[e.dst]), bytes));
-      }
+      comms.reserve(phase.size());
+      for (const auto& f : phase) comms.push_back(sg4::Comm::sendto_async(f.src, f.dst, f.bytes));
       sg4::Comm::wait_all(comms);
+      comms.clear();
     }
-    if (barrier != nullptr && !job->phases.empty()) barrier->wait();  // and ends when all are done
+    if (barrier != nullptr && !phases.empty()) barrier->wait();  // and ends when all are done
     if (job->traced) s.trace(s.track_of(replica_, stage_, Simulation::kDp), job->name, "dp-sync", start, sg4::Engine::get_clock());
     job->done->release();
   }
@@ -509,7 +610,7 @@ std::vector<CommJobPtr> StageActor::collective(parallel::CollectiveKind kind, do
   std::vector<CommJobPtr> jobs;
   for (int64_t rail = 0; rail < s.rails_; ++rail) {
     auto job = std::make_shared<CommJob>();
-    job->phases = s.dp_phases(stage_, kind, bytes * call.wire_factor, rail);
+    job->plan = s.flow_plan(replica_, stage_, rail, kind, bytes * call.wire_factor);
     job->name = name;
     job->traced = trace && rail == 0;
     job->rail = rail;
@@ -859,6 +960,7 @@ RunResult Simulation::run(World world) {
   start_straggler_episodes();
   plan_ep();
   if (!cl.platform_file.empty() && cl.gpus() > 256) check_used_routes();
+  take_census();
 
   result_.tracks.push_back("steps");
   result_.track_groups.push_back(0);
@@ -978,6 +1080,9 @@ RunResult Simulation::run(World world) {
     }
   }
   result_.dp_flows_per_step = dp;
+  result_.dp_flow_plans = static_cast<int64_t>(flow_plans_.size());
+  result_.dp_flows_started = dp_flows_started_;
+  result_.dp_flows_classed = dp_flows_classed_;
   result_.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   return std::move(result_);
 }

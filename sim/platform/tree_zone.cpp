@@ -51,11 +51,19 @@ void TreeZone::populate() {
     for (const hardware::IntraLink& l : intra_.links)
       intra_links_.push_back(
           z->create_link(l.name(node), l.bandwidth_Bps)->set_latency(l.latency_s));
+  intra_hops_.reserve(intra_links_.size());
+  for (sg4::Link* l : intra_links_) intra_hops_.push_back(hop_of(l));
+  intra_routes_.resize(static_cast<size_t>(gpn * gpn));
+  for (int64_t a = 0; a < gpn; ++a)
+    for (int64_t b = 0; b < gpn; ++b)
+      if (a != b) intra_routes_[static_cast<size_t>(a * gpn + b)] = intra_.route(a, b);
 
   // Inter-node tree: level k's links join each element below switch level k to its switch.
   const size_t levels = plan_.levels.size();
   up_.resize(levels);
   down_.resize(levels);
+  up_hops_.resize(levels);
+  down_hops_.resize(levels);
   cables_.assign(levels, 1);
   int64_t elements = n_gpus;  // elements below level 0 are the GPUs, in plan position order
   for (size_t k = 0; k < levels; ++k) {
@@ -84,12 +92,16 @@ void TreeZone::populate() {
         down_[k].push_back(z->create_link(name + cable + "_DOWN", bw)->set_latency(latency_s));
       }
     }
+    up_hops_[k].reserve(up_[k].size());
+    down_hops_[k].reserve(down_[k].size());
+    for (sg4::Link* l : up_[k]) up_hops_[k].push_back(hop_of(l));
+    for (sg4::Link* l : down_[k]) down_hops_[k].push_back(hop_of(l));
     elements = level.switches;
   }
 
   // A GPU sending to itself copies within its HBM.
   const double hbm_Bps = cluster_.gpu.hbm_bandwidth_Bps > 0 ? cluster_.gpu.hbm_bandwidth_Bps : cluster_.intra_bandwidth_Bps;
-  loopback_ = z->create_link("loopback", hbm_Bps)->set_sharing_policy(sg4::Link::SharingPolicy::FATPIPE);
+  loopback_ = hop_of(z->create_link("loopback", hbm_Bps)->set_sharing_policy(sg4::Link::SharingPolicy::FATPIPE));
 }
 
 int64_t TreeZone::cable(int64_t a, int64_t b, size_t k, int dir) const {
@@ -105,9 +117,11 @@ int64_t TreeZone::cable(int64_t a, int64_t b, size_t k, int dir) const {
   return static_cast<int64_t>(x % static_cast<uint64_t>(cables_[k]));
 }
 
-void TreeZone::push(sg4::Link* link, Route* into, double* latency) const {
-  into->link_list_.push_back(link->get_impl());
-  if (latency != nullptr) *latency += link->get_latency();
+TreeZone::Hop TreeZone::hop_of(sg4::Link* link) { return {link->get_impl(), link->get_latency()}; }
+
+void TreeZone::push(const Hop& hop, Route* into, double* latency) {
+  into->link_list_.push_back(hop.impl);
+  if (latency != nullptr) *latency += hop.latency_s;
 }
 
 void TreeZone::get_local_route(const NetPoint* src, const NetPoint* dst, Route* into, double* latency) {
@@ -115,6 +129,8 @@ void TreeZone::get_local_route(const NetPoint* src, const NetPoint* dst, Route* 
   const int64_t b = static_cast<int64_t>(dst->id());
   if (a >= static_cast<int64_t>(hosts_.size()) || b >= static_cast<int64_t>(hosts_.size()))
     throw std::invalid_argument("TreeZone: no route from '" + src->get_name() + "' to '" + dst->get_name() + "'");
+  // One allocation for the longest route (up and down every level, plus two PCIe hops).
+  into->link_list_.reserve(into->link_list_.size() + 2 * kMaxLevels + 2);
   if (a == b) {
     push(loopback_, into, latency);
     return;
@@ -124,15 +140,15 @@ void TreeZone::get_local_route(const NetPoint* src, const NetPoint* dst, Route* 
   const int64_t node_b = b / gpn;
   if (node_a == node_b) {
     const size_t base = static_cast<size_t>(node_a) * intra_.links.size();
-    for (int l : intra_.route(a % gpn, b % gpn)) push(intra_links_[base + static_cast<size_t>(l)], into, latency);
+    for (int l : intra_routes_[static_cast<size_t>((a % gpn) * gpn + b % gpn)]) push(intra_hops_[base + static_cast<size_t>(l)], into, latency);
     return;
   }
   // Under a PCIe tree the NIC sits beside the GPU under its PCIe switch (GPUDirect RDMA): the
   // traffic leaves over the GPU's own PCIe link and arrives over the receiver's.
   const bool via_pcie = intra_.first_gpu_link >= 0;
   const size_t links_per_node = intra_.links.size();
-  const auto gpu_link = [&](int64_t gpu, int dir) {
-    return intra_links_[static_cast<size_t>(gpu / gpn) * links_per_node +
+  const auto gpu_link = [&](int64_t gpu, int dir) -> const Hop& {
+    return intra_hops_[static_cast<size_t>(gpu / gpn) * links_per_node +
                         static_cast<size_t>(intra_.first_gpu_link + 2 * (gpu % gpn) + dir)];
   };
   if (via_pcie) push(gpu_link(a, 0), into, latency);
@@ -142,14 +158,14 @@ void TreeZone::get_local_route(const NetPoint* src, const NetPoint* dst, Route* 
   std::array<int64_t, kMaxLevels> eb_at{};
   size_t k = 0;
   for (;; ++k) {
-    push(up_[k][static_cast<size_t>(ea * cables_[k] + cable(a, b, k, 0))], into, latency);
+    push(up_hops_[k][static_cast<size_t>(ea * cables_[k] + cable(a, b, k, 0))], into, latency);
     eb_at[k] = eb;
     ea /= plan_.levels[k].fan_in;
     eb /= plan_.levels[k].fan_in;
     if (ea == eb) break;  // always true at the top level, which has one switch
   }
   for (size_t j = k + 1; j-- > 0;)
-    push(down_[j][static_cast<size_t>(eb_at[j] * cables_[j] + cable(a, b, j, 1))], into, latency);
+    push(down_hops_[j][static_cast<size_t>(eb_at[j] * cables_[j] + cable(a, b, j, 1))], into, latency);
   if (via_pcie) push(gpu_link(b, 1), into, latency);
 }
 

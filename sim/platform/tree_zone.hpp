@@ -8,7 +8,9 @@
 //                           with ECMP (FabricPlan::ecmp) a switch uplink is one of its cables,
 //                           chosen by a seeded hash of (a, b, level, direction)
 // The tree is the FabricPlan's (fabric.hpp): element c of a level hangs under switch c / fan_in.
-// Nothing is searched or cached: a route costs O(levels), building costs O(GPUs) links and hosts.
+// Nothing is searched: a route costs O(levels), building costs O(GPUs) links and hosts. Each link's
+// kernel object and latency are resolved once when it is made (s4u::Link::get_impl is a
+// dynamic_cast, and routes are asked for once per flow).
 // SimGrid's own fat-tree zone spent O(GPUs x leaf switches) building, and per-node NVSwitch routes
 // needed GPUs x (gpus_per_node - 1) bypass routes; this zone needs neither.
 #pragma once
@@ -26,6 +28,9 @@ namespace simgrid::s4u {
 class Host;
 class Link;
 }  // namespace simgrid::s4u
+namespace simgrid::kernel::resource {
+class StandardLinkImpl;
+}  // namespace simgrid::kernel::resource
 
 namespace trainsim::platform {
 
@@ -55,22 +60,32 @@ class TreeZone : public simgrid::kernel::routing::NetZoneImpl {
 
  private:
   TreeZone(const hardware::ClusterSpec& cluster, const FabricPlan& plan);
+  // A link as routes use it: its kernel object and (constant) latency.
+  struct Hop {
+    simgrid::kernel::resource::StandardLinkImpl* impl = nullptr;
+    double latency_s = 0;
+  };
+  static Hop hop_of(simgrid::s4u::Link* link);
   void populate();
-  void push(simgrid::s4u::Link* link, simgrid::kernel::routing::Route* into, double* latency) const;
+  static void push(const Hop& hop, simgrid::kernel::routing::Route* into, double* latency);
 
   hardware::ClusterSpec cluster_;
   FabricPlan plan_;
   std::vector<simgrid::s4u::Host*> hosts_;         // by netpoint id
   hardware::IntraNodePlan intra_;                  // one node's links and routes (points into cluster_)
   std::vector<simgrid::s4u::Link*> intra_links_;   // node-major: node * intra_.links.size() + link
+  std::vector<Hop> intra_hops_;                    // the same links as routes use them
+  std::vector<std::vector<int>> intra_routes_;     // intra_.route(a, b) at [a * gpus_per_node + b]
   // up_[k][c * cables_[k] + j] / down_[...]: cable j of the link between element c below switch
   // level k and its switch (one cable unless the plan routes by ECMP).
   std::vector<std::vector<simgrid::s4u::Link*>> up_;
   std::vector<std::vector<simgrid::s4u::Link*>> down_;
+  std::vector<std::vector<Hop>> up_hops_;          // up_ and down_ as routes use them
+  std::vector<std::vector<Hop>> down_hops_;
   std::vector<int64_t> cables_;
   // The cable an ECMP hash gives the flow a -> b at level k, going up (dir 0) or down (dir 1).
   int64_t cable(int64_t a, int64_t b, size_t k, int dir) const;
-  simgrid::s4u::Link* loopback_ = nullptr;         // a GPU sending to itself
+  Hop loopback_;                                   // a GPU sending to itself
 };
 
 }  // namespace trainsim::platform

@@ -84,6 +84,7 @@ TEST(LoadScenario, BaseIsValidWithDefaults) {
   EXPECT_FALSE(s.contention);
   EXPECT_FALSE(s.stragglers);
   EXPECT_EQ(s.fidelity, Fidelity::kAuto);
+  EXPECT_TRUE(s.flow_classes);  // engine.flow_classes defaults on
   ASSERT_EQ(s.notes.size(), 1u);
   EXPECT_EQ(s.notes[0], "model.ffn_hidden = 4 * hidden = 4096 (default for gelu)");
 }
@@ -163,6 +164,7 @@ TEST(LoadScenario, ExtensionsAndInlineGpu) {
                            "engine:\n"
                            "  fidelity: symmetric\n"
                            "  buckets: 4\n"
+                           "  flow_classes: false\n"
                            "stragglers:\n"
                            "  count: 2\n"
                            "  slowdown: 1.2\n"
@@ -188,6 +190,7 @@ TEST(LoadScenario, ExtensionsAndInlineGpu) {
   EXPECT_DOUBLE_EQ(s.training.total_tokens, 1e9);
   EXPECT_EQ(s.fidelity, Fidelity::kSymmetric);
   EXPECT_EQ(s.gradient_buckets, 4);
+  EXPECT_FALSE(s.flow_classes);
   ASSERT_TRUE(s.stragglers);
   EXPECT_EQ(s.stragglers->count, 2);
   EXPECT_DOUBLE_EQ(s.stragglers->slowdown, 1.2);

@@ -200,6 +200,25 @@ TEST(StepEngineTest, ReplicatingTheSteadyStateGivesTheSimulatedSteps) {
   EXPECT_EQ(in_child([] { return replicated_run(true, true, 0.05); }), 0.0);
 }
 
+// Plans of DP collectives made over a run of `steps` (every step simulated).
+double flow_plans(int64_t steps) {
+  auto sc = scenario(4, 8, 2, 2, model::Schedule::k1F1B, 1, 4);
+  sc.parallel.zero = 1;
+  EngineOptions o = options(steps);
+  o.replicate = false;
+  o.buckets = 4;
+  const auto r = simulate(sc, costs(2, 1, 4, 1e-3, 2e-3, 10e6, 100e6), o);
+  return r.steps.size() == static_cast<size_t>(steps) ? static_cast<double>(r.dp_flow_plans) : -1;
+}
+
+TEST(StepEngineTest, DpCollectivesArePlannedOncePerShape) {
+  // ZeRO-1 over 2 replicas on 2 stages (full fidelity: 4 communication actors), 4 equal gradient
+  // buckets per stage: each actor reduce-scatters buckets of one size and all-gathers its
+  // parameters, every step: two plans per actor, made in the first step and reused after.
+  EXPECT_EQ(in_child([] { return flow_plans(2); }), 8.0);
+  EXPECT_EQ(in_child([] { return flow_plans(12); }), 8.0);
+}
+
 // Full and symmetric fidelity simulate the same flows when replicas are identical.
 double step_with(config::Fidelity f, int64_t buckets) {
   auto sc = scenario(8, 8, 2, 4, model::Schedule::k1F1B, 1, 4);

@@ -1,0 +1,123 @@
+#include "engine/flow_classes.hpp"
+
+#include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/Link.hpp>
+
+#include <algorithm>
+#include <limits>
+#include <stdexcept>
+
+namespace sg4 = simgrid::s4u;
+
+namespace trainsim::engine {
+namespace {
+
+// How far below its bandwidth the sum of a link's flows must stay for the link to count as never
+// full: far above rounding (SimGrid compares rates to 1e-5 absolute, about 1e-10 of these), far
+// below anything a fabric is sized by.
+constexpr double kMargin = 1e-6;
+
+}  // namespace
+
+FlowCensus::FlowCensus(const std::vector<sg4::Link*>& contended) : contended_(contended.begin(), contended.end()) {}
+
+int32_t FlowCensus::link_id(sg4::Link* link) {
+  const auto [it, fresh] = link_ids_.emplace(link, static_cast<int32_t>(links_.size()));
+  if (fresh) {
+    LinkState st;
+    st.bandwidth_Bps = link->get_bandwidth();
+    st.latency_s = link->get_latency();
+    const auto policy = link->get_sharing_policy();
+    st.fatpipe = policy == sg4::Link::SharingPolicy::FATPIPE;
+    st.usable = (policy == sg4::Link::SharingPolicy::SHARED || st.fatpipe) && contended_.count(link) == 0;
+    links_.push_back(st);
+  }
+  return it->second;
+}
+
+int32_t FlowCensus::route(sg4::Host* src, sg4::Host* dst) {
+  auto& by_dst = route_ids_[src];
+  if (const auto it = by_dst.find(dst); it != by_dst.end()) return it->second;
+  std::vector<sg4::Link*> path;
+  double latency = 0;
+  src->route_to(dst, path, &latency);
+  RouteState r;
+  r.bottleneck_Bps = std::numeric_limits<double>::infinity();
+  std::vector<std::pair<double, double>> signature;
+  for (sg4::Link* l : path) {
+    const int32_t id = link_id(l);
+    r.links.push_back(id);
+    r.bottleneck_Bps = std::min(r.bottleneck_Bps, links_[static_cast<size_t>(id)].bandwidth_Bps);
+    signature.emplace_back(links_[static_cast<size_t>(id)].bandwidth_Bps, links_[static_cast<size_t>(id)].latency_s);
+  }
+  // CM02 weighs a flow by its latency; a flow without latency keeps weight 1.
+  r.weight = latency > 0 ? latency : 1.0;
+  // A route without links (or through a link of another kind) never stands for another.
+  bool classable = !path.empty();
+  for (int32_t id : r.links) classable = classable && links_[static_cast<size_t>(id)].usable;
+  if (classable) r.signature = signatures_.emplace(std::move(signature), static_cast<int32_t>(signatures_.size())).first->second;
+  const auto id = static_cast<int32_t>(routes_.size());
+  routes_.push_back(std::move(r));
+  by_dst.emplace(dst, id);
+  return id;
+}
+
+void FlowCensus::add(int64_t owner, int32_t route) {
+  if (sealed_) throw std::logic_error("FlowCensus::add after seal");
+  if (!added_.emplace(owner, route).second) return;
+  const RouteState& r = routes_[static_cast<size_t>(route)];
+  for (int32_t id : r.links) {
+    LinkState& l = links_[static_cast<size_t>(id)];
+    if (!l.owned) {
+      l.owned = true;
+      l.owner = owner;
+      l.min_weight = r.weight;
+    } else {
+      l.many_owners = l.many_owners || l.owner != owner;
+      l.min_weight = std::min(l.min_weight, r.weight);
+    }
+    l.sum_Bps += r.bottleneck_Bps;
+    l.max_rate_weight = std::max(l.max_rate_weight, r.bottleneck_Bps * r.weight);
+  }
+}
+
+void FlowCensus::seal() {
+  for (LinkState& l : links_) {
+    if (!l.usable) continue;
+    const double room = l.bandwidth_Bps * (1 - kMargin);
+    // A shared link gives its flows at most its bandwidth in all. A fatpipe gives each flow up to
+    // its bandwidth, but weighted by latency: the lightest flow's level (bandwidth x its weight)
+    // caps every other flow at that level over its own weight.
+    l.never_full = l.fatpipe ? l.max_rate_weight <= room * l.min_weight : l.sum_Bps <= room;
+  }
+  sealed_ = true;
+}
+
+size_t FlowCensus::never_full_links() const {
+  return static_cast<size_t>(std::count_if(links_.begin(), links_.end(), [](const LinkState& l) { return l.never_full; }));
+}
+
+std::vector<int32_t> FlowCensus::classify(int64_t owner, const std::vector<int32_t>& routes) const {
+  if (!sealed_) throw std::logic_error("FlowCensus::classify before seal");
+  std::vector<int32_t> out(routes.size(), -1);
+  if (owner < 0) return out;
+  scratch_.resize(links_.size(), 0);
+  for (int32_t r : routes)
+    for (int32_t id : routes_[static_cast<size_t>(r)].links) ++scratch_[static_cast<size_t>(id)];
+  for (size_t i = 0; i < routes.size(); ++i) {
+    const RouteState& r = routes_[static_cast<size_t>(routes[i])];
+    if (r.signature < 0) continue;
+    bool alone = true;
+    for (int32_t id : r.links) {
+      const LinkState& l = links_[static_cast<size_t>(id)];
+      const bool own = l.owned && !l.many_owners && l.owner == owner && scratch_[static_cast<size_t>(id)] == 1;
+      alone = alone && (l.never_full || own);
+    }
+    if (alone) out[i] = r.signature;
+  }
+  for (int32_t r : routes)
+    for (int32_t id : routes_[static_cast<size_t>(r)].links) scratch_[static_cast<size_t>(id)] = 0;
+  return out;
+}
+
+}  // namespace trainsim::engine

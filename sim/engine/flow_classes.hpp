@@ -1,0 +1,104 @@
+// Flow classes (issue 20 item 2): of the edges of one collective phase, those whose flows are alone
+// on the network and identical are simulated once, one flow per class standing for all of them.
+//
+// Why that is exact. SimGrid's CM02 model shares a link by weighted max-min (each flow's weight is
+// its route's latency) and finishes a flow `latency + bytes / rate` after it starts. A flow whose
+// every link is
+//   - its own: no other flow the run can have in flight at the same time crosses it (a
+//     communication actor runs its phases one after the other, so only the other edges of the same
+//     phase and every other actor's flows count), or
+//   - never full: the route bottlenecks of every flow that may ever cross it add up to less than
+//     its bandwidth (then no max-min allocation saturates it, whoever is in flight),
+// and none of whose links changes bandwidth during the run (tenants, faults), gets the same rate as
+// if it were the only flow on the platform: the smallest of its route's bandwidths. Two such flows
+// started together with the same bytes over routes with the same (bandwidth, latency) sequence
+// therefore finish at the same instant, and a phase waits for the last of its flows. Leaving out
+// such a flow changes nobody else's rate either (max-min decomposes over flows that share no
+// saturated link). Anything the census cannot prove this way is simulated as before.
+//
+// What differs in floating point: flows coupled through a never-full link are re-solved together
+// by SimGrid's lazy updates, which re-derives their finish dates (now + remaining / rate) in the
+// last bits; the representative's date is derived once. Differences stay at rounding level.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+namespace simgrid::s4u {
+class Host;
+class Link;
+}  // namespace simgrid::s4u
+
+namespace trainsim::engine {
+
+// Every flow the run may start, by who starts it, and the classes of a phase's edges.
+// Usage: add() every flow the run can put on the network, seal(), then classify() phases.
+class FlowCensus {
+ public:
+  // The owner of flows started by stage actor i (pipeline transfers, expert-parallel exchanges):
+  // negative, never a communication actor's.
+  static constexpr int64_t stage_actor(int64_t i) { return -1 - i; }
+
+  // `contended`: links whose bandwidth changes while the run goes (contention.hpp's tenants and
+  // link faults); no class crosses them. Bandwidths are read now: call after every static change
+  // (the engine's 1/tp scaling) and before any dynamic one.
+  explicit FlowCensus(const std::vector<simgrid::s4u::Link*>& contended);
+
+  // A route between two hosts, computed once (SimGrid's route_to); returns its id.
+  int32_t route(simgrid::s4u::Host* src, simgrid::s4u::Host* dst);
+  // A flow `owner` may start over `route`: owner >= 0 is a communication actor, whose flows of one
+  // phase run together and whose phases run one after the other; stage_actor(i) otherwise.
+  // REQUIRES: not sealed.
+  void add(int64_t owner, int32_t route);
+  // Decides which links are never full. REQUIRES: every flow of the run added.
+  void seal();
+
+  // For the edges of one phase that `owner` sends (their routes, in order): each edge's class, or
+  // -1 when it must be simulated as it is. Edges of one class have identical routes as far as max-min
+  // and latency can tell; give them equal bytes to stand for one another. REQUIRES: sealed.
+  std::vector<int32_t> classify(int64_t owner, const std::vector<int32_t>& routes) const;
+
+  // Links seen so far, and how many of them can never be full (after seal()).
+  size_t links() const { return links_.size(); }
+  size_t never_full_links() const;
+
+ private:
+  struct LinkState {
+    double bandwidth_Bps = 0;
+    double latency_s = 0;
+    bool fatpipe = false;
+    bool usable = true;        // a shared or fatpipe link whose bandwidth stays as it is
+    int64_t owner = 0;         // the one owner of every flow over it (valid when !many_owners)
+    bool owned = false;        // some flow added
+    bool many_owners = false;
+    double sum_Bps = 0;        // sum of the bottleneck bandwidths of the flows that may cross it
+    double max_rate_weight = 0;  // max over those flows of bottleneck x weight (fatpipe check)
+    double min_weight = 0;     // min over those flows of their max-min weight
+    bool never_full = false;   // decided by seal()
+  };
+  struct RouteState {
+    std::vector<int32_t> links;
+    double bottleneck_Bps = 0;  // smallest bandwidth along the route (what the flow gets at most)
+    double weight = 1;          // CM02's sharing penalty: the route's latency (1 when there is none)
+    int32_t signature = -1;     // id of its (bandwidth, latency) sequence
+  };
+  int32_t link_id(simgrid::s4u::Link* link);
+
+  std::unordered_set<const simgrid::s4u::Link*> contended_;
+  std::unordered_map<const simgrid::s4u::Link*, int32_t> link_ids_;  // looked up, never iterated
+  std::vector<LinkState> links_;
+  std::unordered_map<const simgrid::s4u::Host*, std::unordered_map<const simgrid::s4u::Host*, int32_t>> route_ids_;
+  std::vector<RouteState> routes_;
+  std::map<std::vector<std::pair<double, double>>, int32_t> signatures_;
+  std::set<std::pair<int64_t, int32_t>> added_;  // (owner, route) pairs already counted
+  bool sealed_ = false;
+  mutable std::vector<int32_t> scratch_;  // per link: uses within the phase being classified
+};
+
+}  // namespace trainsim::engine

@@ -1,0 +1,245 @@
+// Flow classes (engine/flow_classes.hpp): simulating one DP flow per class gives the step times of
+// simulating every flow, on each kind of fabric, with and without tenants changing link bandwidths
+// under the flows. Each run is a forked child (one SimGrid Engine per process).
+#include "engine/flow_classes.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/Link.hpp>
+
+#include "engine/step_engine.hpp"
+#include "platform/platform.hpp"
+#include "in_child.hpp"
+
+namespace trainsim::engine {
+namespace {
+
+using trainsim::testing::in_child_values;
+
+std::string source_path(const std::string& rel) { return std::string(TRAINSIM_SOURCE_DIR) + "/" + rel; }
+
+config::Scenario scenario(int64_t nodes, int64_t tp, int64_t pp, int64_t dp, int64_t micro_batches) {
+  config::Scenario sc;
+  sc.name = "flow-classes";
+  sc.cluster.gpu = *hardware::find_gpu("h100-sxm");
+  sc.cluster.nodes = nodes;
+  sc.cluster.gpus_per_node = 8;
+  sc.cluster.intra_bandwidth_Bps = 450e9;
+  sc.cluster.intra_latency_s = 1e-6;
+  sc.cluster.inter_latency_s = 5e-6;
+  sc.cluster.nic_bandwidth_Bps = 50e9;
+  sc.cluster.nics_per_node = 8;
+  sc.parallel.tp = tp;
+  sc.parallel.pp = pp;
+  sc.parallel.dp = dp;
+  sc.parallel.schedule = model::Schedule::k1F1B;
+  sc.training.global_batch = micro_batches * dp;
+  return sc;
+}
+
+// Tenants whose busy and idle periods (2 ms) are shorter than a step, so link bandwidths change
+// while DP flows are in flight.
+void add_tenants(config::Scenario& sc) {
+  config::ContentionSpec c;
+  c.tenants = 4;
+  c.load = 0.6;
+  c.burst_s = 2e-3;
+  c.idle_s = 2e-3;
+  sc.contention = c;
+}
+
+model::StepCosts costs(int64_t pp, int64_t m) {
+  model::StepCosts c;
+  c.micro_batches = m;
+  for (int64_t s = 0; s < pp; ++s) {
+    model::StageCost st;
+    model::ChunkCost ch;
+    ch.forward_s = 1e-3;
+    ch.backward_s = 2e-3;
+    ch.activation_bytes = 20e6;
+    ch.param_count = 1e6;
+    st.chunks.push_back(ch);
+    st.grad_bytes = 400e6;
+    st.param_bytes = 200e6;
+    c.stages.push_back(st);
+  }
+  c.tokens_per_step = 1;
+  c.model_flops_per_step = 1;
+  return c;
+}
+
+// FlowCensus on a built fat-tree of 8 nodes, 2 a leaf (leaf uplinks of 800 GB/s), GPU 0 of each
+// node: which edges it classes, and into which class.
+std::vector<double> census_answers(bool contend_g3) {
+  auto engine = platform::make_engine();
+  auto sc = scenario(8, 8, 1, 8, 1);
+  sc.cluster.nodes_per_leaf = 2;
+  auto plat = platform::Platform::build(*engine, sc.cluster);
+  auto g = [&](int64_t node, int64_t gpu = 0) { return plat->gpu(node, gpu); };
+  std::vector<simgrid::s4u::Link*> into_g3;
+  double latency = 0;
+  g(2)->route_to(g(3), into_g3, &latency);
+  FlowCensus c(contend_g3 ? std::vector<simgrid::s4u::Link*>{into_g3.back()} : std::vector<simgrid::s4u::Link*>{});
+  const int32_t r01 = c.route(g(0), g(1)), r23 = c.route(g(2), g(3)), r12 = c.route(g(1), g(2)),
+                r12_gpu1 = c.route(g(1, 1), g(2, 1)), r04 = c.route(g(0), g(4));
+  c.add(0, r01);
+  c.add(0, r23);
+  c.add(0, r12);
+  c.add(1, r12_gpu1);                         // another actor over the same leaf uplinks
+  c.add(FlowCensus::stage_actor(0), r04);     // a pipeline transfer out of GPU 0's NIC
+  c.seal();
+  std::vector<double> out;
+  for (const auto& [owner, routes] : std::vector<std::pair<int64_t, std::vector<int32_t>>>{
+           {0, {r01, r23}}, {0, {r12}}, {1, {r12_gpu1}}, {0, {r23, r23}}})
+    for (int32_t k : c.classify(owner, routes)) out.push_back(k);
+  out.push_back(static_cast<double>(c.never_full_links()));
+  return out;
+}
+
+TEST(FlowCensusTest, ClassesEdgesAloneOnTheirLinks) {
+  const auto v = in_child_values([] { return census_answers(false); });
+  ASSERT_EQ(v.size(), 7u);
+  // 0->1 shares GPU 0's NIC with the pipeline transfer (100 GB/s on 50): simulated. 2->3 is alone.
+  EXPECT_EQ(v[0], -1);
+  EXPECT_GE(v[1], 0);
+  // 1->2 crosses leaf uplinks that another actor's edge crosses too, but 100 of 800 GB/s: never
+  // full, so both edges are alone, and their routes alike (NIC, uplink, downlink, NIC): one class.
+  EXPECT_GE(v[2], 0);
+  EXPECT_NE(v[2], v[1]);
+  EXPECT_EQ(v[3], v[2]);
+  // The same route twice in one phase: the two flows share their NICs.
+  EXPECT_EQ(v[4], -1);
+  EXPECT_EQ(v[5], -1);
+  // Never full: leaf 0's uplink (the two 1->2 edges and the transfer 0->4), leaf 1's downlink and
+  // leaf 2's; a NIC carrying one flow is full (its own bottleneck).
+  EXPECT_EQ(v[6], 3);
+  // A link whose bandwidth changes (tenants, faults) classes nothing that crosses it.
+  const auto w = in_child_values([] { return census_answers(true); });
+  ASSERT_EQ(w.size(), 7u);
+  EXPECT_EQ(w[1], -1);
+  EXPECT_EQ(w[2], v[2]);
+}
+
+// The run's DP flows classed and started, then per step its time and the critical GPU's parts.
+std::vector<double> run(config::Scenario sc, bool classes, config::Fidelity fidelity) {
+  sc.flow_classes = classes;
+  EngineOptions o;
+  o.steps = 4;
+  o.replicate = false;
+  o.fidelity = fidelity;
+  o.buckets = 2;
+  const auto r = simulate(sc, costs(sc.parallel.pp, sc.training.global_batch / sc.parallel.dp), o);
+  std::vector<double> out{static_cast<double>(r.dp_flows_classed), static_cast<double>(r.dp_flows_started)};
+  for (const auto& s : r.steps)
+    for (double v : {s.time_s, s.exposed_comm_s, s.bubble_s, s.compute_s, s.sync_wait_s}) out.push_back(v);
+  return out;
+}
+
+// With and without classes: the same step times (to 1e-9 relative), every flow simulated without
+// them, and `classed` flows of the run stood for by their class with them. Returns the step time.
+double expect_same_steps(const config::Scenario& sc, double classed,
+                         config::Fidelity fidelity = config::Fidelity::kSymmetric) {
+  const auto with = in_child_values([&] { return run(sc, true, fidelity); });
+  const auto without = in_child_values([&] { return run(sc, false, fidelity); });
+  EXPECT_EQ(with.size(), 2 + 4 * 5u);
+  if (with.size() != 2 + 4 * 5u || without.size() != with.size()) return -1;
+  EXPECT_EQ(without[0], 0);
+  EXPECT_EQ(with[0], classed);
+  // Every DP edge is either started or stood for.
+  EXPECT_EQ(with[0] + with[1], without[1]);
+  for (size_t i = 2; i < with.size(); ++i)
+    EXPECT_NEAR(with[i], without[i], 1e-9 * std::fabs(without[i]) + 1e-15) << "value " << (i - 2) % 5 << " of step " << (i - 2) / 5;
+  // The steps took time (a stalled run would compare equal too).
+  EXPECT_GT(without[2], 5e-3);
+  return without[2 + 5];
+}
+
+// Tenants that do act on the run: its step differs from the same run without them.
+void expect_tenants_matter(double with_tenants, double without) { EXPECT_GT(std::fabs(with_tenants - without), 1e-6 * without); }
+
+// Fat-tree, 32 nodes (8 leaves of 4 nodes), TP8 PP2 DP16, 2 buckets: each stage's 16-node ring
+// crosses four leaves, twice a step. The two edges at the pipeline's GPU share its NIC with the
+// pipeline transfers; the 14 others are alone (a leaf uplink carries one ring edge and at most
+// one transfer: never full), in two classes (within a leaf, across leaves): 12 of them classed
+// per ring, 2 stages x 2 buckets x 4 steps.
+TEST(FlowClassesTest, FatTree) {
+  const double quiet = expect_same_steps(scenario(32, 8, 2, 16, 4), 12 * 16);
+  auto sc = scenario(32, 8, 2, 16, 4);
+  add_tenants(sc);
+  // The leaf uplinks change bandwidth: the 4 edges across leaves are simulated, and of the 12
+  // within a leaf the 11 away from the pipeline's GPU are one class.
+  expect_tenants_matter(expect_same_steps(sc, 10 * 16), quiet);
+}
+
+TEST(FlowClassesTest, FatTreeOversubscribed) {
+  // Leaf uplinks at a quarter: 50 GB/s a rail, full with a ring edge and a transfer, so the edge
+  // leaving the pipeline GPU's leaf is simulated too.
+  auto sc = scenario(32, 8, 2, 16, 4);
+  sc.cluster.oversubscription = 4;
+  expect_same_steps(sc, 11 * 16);
+}
+
+TEST(FlowClassesTest, FatTreeFullFidelity) {
+  // Every replica has its own communication actor sending one edge a phase: nothing to class, the
+  // census must still leave the run as it was.
+  expect_same_steps(scenario(8, 8, 2, 4, 4), 0, config::Fidelity::kFull);
+}
+
+// Rail-optimised, 64 nodes (two leaves of 32 per rail), TP8 DP64, no pipeline: the 64-edge ring
+// crosses leaves twice; two classes, 62 edges classed per ring, 2 buckets x 4 steps.
+TEST(FlowClassesTest, RailOptimized) {
+  auto sc = scenario(64, 8, 1, 64, 2);
+  sc.cluster.topology = hardware::Topology::kRailOptimized;
+  expect_same_steps(sc, 62 * 8);
+  // Leaf uplinks at 1/16 (100 GB/s for the 32 rails' ports): the rails may compete, every TP
+  // rank's ring is simulated (8 rails), still in two classes.
+  sc.cluster.oversubscription = 16;
+  const double quiet = expect_same_steps(sc, 62 * 8 * 8);
+  // With tenants on the uplinks, each ring's 2 edges across leaves are simulated, the 62 inside
+  // them are one class.
+  add_tenants(sc);
+  expect_tenants_matter(expect_same_steps(sc, 61 * 8 * 8), quiet);
+}
+
+// Shared fabric, 16 nodes, TP2 DP64: hierarchical rings (4 members a node), the inter-node rings
+// over the shared aggregation links.
+// The intra-node rings (16 nodes x 4 edges, in two phases of an all-reduce) are classed, all but
+// one per phase; the inter-node rings share each node's uplink (4 rings at 50 GB/s on 100) and are
+// simulated: 2 x 63 per bucket, 2 buckets x 4 steps.
+TEST(FlowClassesTest, Shared) {
+  auto sc = scenario(16, 2, 1, 64, 4);
+  sc.cluster.topology = hardware::Topology::kShared;
+  sc.cluster.oversubscription = 2;
+  const double quiet = expect_same_steps(sc, 2 * 63 * 8);
+  add_tenants(sc);
+  expect_tenants_matter(expect_same_steps(sc, 2 * 63 * 8), quiet);
+}
+
+// Platform files: 64 DGX H100 on two rail-optimised pods (every rail simulated: a file's rails may
+// compete), and two nodes joined by one shared link.
+TEST(FlowClassesTest, PlatformFile) {
+  // 8 rails x 2 stages x 2 buckets x 4 steps rings of 32 edges, all but 160 classed.
+  auto sc = scenario(64, 8, 2, 32, 4);
+  sc.cluster.platform_file = source_path("platforms/h100-rail-2pod.xml");
+  expect_same_steps(sc, 8 * 2 * 2 * 4 * 32 - 160);
+}
+
+TEST(FlowClassesTest, PlatformFileSharedLink) {
+  // TP2 DP8 on two nodes: rings of 4 in each node (classed) and between the nodes over the one
+  // shared link (simulated).
+  auto sc = scenario(2, 2, 1, 8, 4);
+  sc.cluster.platform_file = source_path("platforms/shared-2node.xml");
+  const double quiet = expect_same_steps(sc, 224);
+  add_tenants(sc);
+  expect_tenants_matter(expect_same_steps(sc, 224), quiet);
+}
+
+}  // namespace
+}  // namespace trainsim::engine
