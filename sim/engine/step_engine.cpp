@@ -125,11 +125,18 @@ class StageActor {
   void run_zero3_passes(const std::vector<parallel::PipelineOp>& ops, const model::StageCost& stage_cost,
                         StepAccount& acc, bool trace);
   // Runs `seconds` of the pass on the GPU; `tp_share` of it is exposed TP/CP communication.
-  void compute(double seconds, double tp_share, StepAccount& acc, const char* category, const std::string& name, bool trace);
+  // `then_wait_s` (the next send's NCCL latency) is run in the same activity after the pass: the
+  // GPU's only activity then, so it ends at the same instant as a sleep after the pass would, one
+  // SimGrid activity fewer per pipeline transfer. Returns whether it did (false for no pass).
+  bool compute(double seconds, double tp_share, StepAccount& acc, const char* category, const std::string& name,
+               bool trace, double then_wait_s = 0);
   // With `trace`: the send and the receive as slices, the bubble before a receive, and a flow
   // event joining the two ends.
   void receive(sg4::Mailbox* box, StepAccount& acc, bool trace);
-  void send(sg4::Mailbox* box, int64_t to_stage, double bytes, StepAccount& acc, bool trace);
+  // NCCL's per-message cost of a transfer to `to_stage` (model::p2p_call_cost, as the closed form).
+  model::NetCallCost p2p_call(int64_t to_stage, double bytes) const;
+  // `latency_waited`: the call's latency has just passed (compute's then_wait_s).
+  void send(sg4::Mailbox* box, int64_t to_stage, double bytes, StepAccount& acc, bool trace, bool latency_waited = false);
   // One collective of the stage's DP group: a job per simulated rail, all submitted.
   // `calls`: how many NCCL calls of the real stack the job stands for (their latency is paid).
   std::vector<CommJobPtr> collective(parallel::CollectiveKind kind, double bytes, double calls, const std::string& name,
@@ -541,13 +548,13 @@ double StageActor::slowdown() {
   return f;
 }
 
-void StageActor::compute(double seconds, double tp_share, StepAccount& acc, const char* category, const std::string& name,
-                         bool trace) {
-  if (seconds <= 0) return;
+bool StageActor::compute(double seconds, double tp_share, StepAccount& acc, const char* category, const std::string& name,
+                         bool trace, double then_wait_s) {
+  if (seconds <= 0) return false;
   const double start = sg4::Engine::get_clock();
   sg4::Host* host = sg4::this_actor::get_host();
-  sg4::this_actor::execute(seconds * host->get_speed());
-  const double end = sg4::Engine::get_clock();
+  sg4::this_actor::execute((seconds + then_wait_s) * host->get_speed());
+  const double end = sg4::Engine::get_clock() - then_wait_s;
   acc.tp_comm_s += (end - start) * tp_share;
   acc.compute_s += (end - start) * (1 - tp_share);
   if (trace) {
@@ -556,6 +563,7 @@ void StageActor::compute(double seconds, double tp_share, StepAccount& acc, cons
     if (tp_share > 0)
       sim_->trace(sim_->track_of(replica_, stage_, Simulation::kTp), "TP " + name, "tp", end - (end - start) * tp_share, end);
   }
+  return true;
 }
 
 void StageActor::receive(sg4::Mailbox* box, StepAccount& acc, bool trace) {
@@ -575,15 +583,20 @@ void StageActor::receive(sg4::Mailbox* box, StepAccount& acc, bool trace) {
   delete msg;
 }
 
-void StageActor::send(sg4::Mailbox* box, int64_t to_stage, double bytes, StepAccount& acc, bool trace) {
+model::NetCallCost StageActor::p2p_call(int64_t to_stage, double bytes) const {
+  const Simulation& s = *sim_;
+  const bool inter = s.layout_.node(s.layout_.rank(0, 0, replica_, stage_)) != s.layout_.node(s.layout_.rank(0, 0, replica_, to_stage));
+  return model::p2p_call_cost(s.sc_.cluster, inter, bytes);
+}
+
+void StageActor::send(sg4::Mailbox* box, int64_t to_stage, double bytes, StepAccount& acc, bool trace, bool latency_waited) {
   // Megatron posts its sends and receives together and waits for them before the next pass
   // (batch_isend_irecv, then wait): the sender waits for its transfer to land. NCCL's per-message
   // latency first, then the bytes on the wire (model::p2p_call_cost, as the closed form counts).
   Simulation& s = *sim_;
-  const double t0 = sg4::Engine::get_clock();
-  const bool inter = s.layout_.node(s.layout_.rank(0, 0, replica_, stage_)) != s.layout_.node(s.layout_.rank(0, 0, replica_, to_stage));
-  const model::NetCallCost call = model::p2p_call_cost(s.sc_.cluster, inter, bytes);
-  if (call.latency_s > 0) sg4::this_actor::sleep_for(call.latency_s);
+  const model::NetCallCost call = p2p_call(to_stage, bytes);
+  const double t0 = sg4::Engine::get_clock() - (latency_waited ? call.latency_s : 0);
+  if (!latency_waited && call.latency_s > 0) sg4::this_actor::sleep_for(call.latency_s);
   const uint64_t flow = trace ? ++s.next_flow_ : 0;
   auto* msg = new Message{t0, flow};  // the receiver owns it once put returns
   box->put(msg, static_cast<uint64_t>(std::max(1.0, std::round(bytes * call.wire_factor))));
@@ -704,8 +717,11 @@ void StageActor::forward(const parallel::PipelineOp& op, StepAccount& acc, bool 
   const std::string name = "F" + std::to_string(op.micro_batch) + "." + std::to_string(op.chunk);
   const double slow = slowdown();
   if (s.ep_flows_) exchange(cost, true, cost.ep.window_forward_s * slow, acc, name, trace);
-  compute(moe_compute_s(cost, true, op.chunk, op.micro_batch) * slow, s.compute_tp_share(cost), acc, "forward", name, trace);
-  if (g + 1 < s.p_ * s.v_) send(s.act_[replica_][g + 1][op.micro_batch], (g + 1) % s.p_, cost.activation_bytes, acc, trace);
+  const bool sends = g + 1 < s.p_ * s.v_;
+  const double latency = sends ? p2p_call((g + 1) % s.p_, cost.activation_bytes).latency_s : 0;
+  const bool waited = compute(moe_compute_s(cost, true, op.chunk, op.micro_batch) * slow, s.compute_tp_share(cost), acc,
+                              "forward", name, trace, latency);
+  if (sends) send(s.act_[replica_][g + 1][op.micro_batch], (g + 1) % s.p_, cost.activation_bytes, acc, trace, waited);
 }
 
 void StageActor::backward(const parallel::PipelineOp& op, bool last_micro_batch, StepAccount& acc, bool trace) {
@@ -728,10 +744,12 @@ void StageActor::backward(const parallel::PipelineOp& op, bool last_micro_batch,
       collective(s.grad_kind(), bytes, s.calls_per_job_, "grad bucket " + std::to_string(op.chunk) + "." + std::to_string(b),
                  trace, true);
     }
+    if (g > 0) send(s.grad_[replica_][g - 1][op.micro_batch], (g - 1) % s.p_, cost.activation_bytes, acc, trace);
   } else {
-    compute(seconds, s.compute_tp_share(cost), acc, "backward", name, trace);
+    const double latency = g > 0 ? p2p_call((g - 1) % s.p_, cost.activation_bytes).latency_s : 0;
+    const bool waited = compute(seconds, s.compute_tp_share(cost), acc, "backward", name, trace, latency);
+    if (g > 0) send(s.grad_[replica_][g - 1][op.micro_batch], (g - 1) % s.p_, cost.activation_bytes, acc, trace, waited);
   }
-  if (g > 0) send(s.grad_[replica_][g - 1][op.micro_batch], (g - 1) % s.p_, cost.activation_bytes, acc, trace);
 }
 
 
