@@ -109,18 +109,11 @@ std::vector<AdviceCandidate> shortlist_advice(const std::string& path, const std
   return out;
 }
 
-void simulate_advice(const AdviceOptions& opt, const Outcome& outcome, report::RunSummary& s, nlohmann::json& runs) {
-  runs = nlohmann::json::array();
-  const config::Scenario& sc = outcome.scenario;
-  // The closed-form step every closed-form saving is measured from (any class's step + saving).
-  double base_estimate = s.step_time.mean;
-  for (const auto& c : s.savings)
-    if (model::is_class(c.resource)) {
-      base_estimate = c.step_s + c.saved_s;
-      break;
-    }
+AdviceBatch::AdviceBatch(const AdviceOptions& opt, const config::Scenario& sc) : opt_(opt), sc_(sc) {
+  // The closed-form step of the run's own layout: what each alternative must beat.
+  const double base_estimate = model::estimate_step(sc.model, sc.parallel, sc.training, sc.cluster).step_s;
   // --advice 0: no alternatives, only the engine-only counterfactuals below.
-  const auto shortlist = opt.top > 0 ? shortlist_advice(opt.path, opt.text, opt.sets, sc, base_estimate, opt.top) : std::vector<AdviceCandidate>{};
+  shortlist_ = opt.top > 0 ? shortlist_advice(opt.path, opt.text, opt.sets, sc, base_estimate, opt.top) : std::vector<AdviceCandidate>{};
 
   WorkerOptions w;
   w.scenario = opt.path;
@@ -130,43 +123,73 @@ void simulate_advice(const AdviceOptions& opt, const Outcome& outcome, report::R
   // so the alternatives replicate whenever they can, whether the run itself did or not.
   w.no_replicate = false;
   w.fidelity = opt.fidelity;
-  std::vector<Job> jobs;
   auto job_with = [&](const std::vector<std::string>& extra) {
     w.sets = opt.sets;
     w.sets.insert(w.sets.end(), extra.begin(), extra.end());
-    jobs.push_back(make_job(w));
-    return jobs.size() - 1;
+    jobs_.push_back(make_job(w));
+    return jobs_.size() - 1;
   };
-  for (const auto& c : shortlist) job_with(c.sets);
+  for (const auto& c : shortlist_) job_with(c.sets);
   // The same seed on a dedicated, ideally balanced, healthy fabric; and with healthy GPUs too.
-  const bool contended = noisy_fabric(sc);
-  const bool straggling = noisy_gpus(sc);
-  size_t dedicated = SIZE_MAX, quiet = SIZE_MAX;
-  if (contended) dedicated = job_with(quiet_fabric_sets());
-  if (straggling) {
-    std::vector<std::string> sets = contended ? quiet_fabric_sets() : std::vector<std::string>{};
+  contended_ = noisy_fabric(sc);
+  straggling_ = noisy_gpus(sc);
+  if (contended_) dedicated_ = job_with(quiet_fabric_sets());
+  if (straggling_) {
+    std::vector<std::string> sets = contended_ ? quiet_fabric_sets() : std::vector<std::string>{};
     sets.insert(sets.end(), healthy_gpu_sets().begin(), healthy_gpu_sets().end());
-    quiet = job_with(sets);
+    quiet_ = job_with(sets);
   }
-  if (jobs.empty()) {
-    if (opt.top == 0) return;
+  if (jobs_.empty()) return;
+  // Beside the run: one core fewer than there are, until finish().
+  control_.parallel = std::max<int64_t>(1, core_count() - 1);
+  thread_ = std::thread([this] {
+    try {
+      results_ = run_jobs(opt_.self, jobs_, 0, opt_.text, [this](size_t, const JobResult&) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        ++done_;
+        if (reporting_) std::fprintf(stderr, "  %zu/%zu done\n", done_, jobs_.size());
+      }, &control_);
+    } catch (...) {
+      error_ = std::current_exception();
+    }
+  });
+}
+
+AdviceBatch::~AdviceBatch() {
+  if (!thread_.joinable()) return;
+  control_.cancel = true;  // not finished: the run failed or was stopped; its workers are not wanted
+  thread_.join();
+}
+
+void AdviceBatch::finish(report::RunSummary& s, nlohmann::json& runs) {
+  runs = nlohmann::json::array();
+  const config::Scenario& sc = sc_;
+  const auto& shortlist = shortlist_;
+  const size_t dedicated = dedicated_, quiet = quiet_;
+  if (jobs_.empty()) {
+    if (opt_.top == 0) return;
     s.advice.push_back("no change of schedule, layout, recompute or offload tried on this cluster is faster by 1% or more "
                        "in the closed form; the table above shows what each resource would save");
     return;
   }
-  size_t done = 0;
-  if (opt.progress) {
-    if (shortlist.empty())
-      std::fprintf(stderr, "  simulating %zu counterfactual%s (%s)...\n", jobs.size(), jobs.size() == 1 ? "" : "s",
-                   contended && straggling ? "dedicated fabric, no stragglers" : contended ? "dedicated fabric" : "no stragglers");
-    else
-      std::fprintf(stderr, "  simulating %zu alternatives (advice%s)...\n", jobs.size(),
-                   contended || straggling ? ", dedicated fabric, no stragglers" : "");
+  control_.parallel = core_count();  // the run is done: every core
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (opt_.progress) {
+      if (shortlist.empty())
+        std::fprintf(stderr, "  simulating %zu counterfactual%s (%s)...\n", jobs_.size(), jobs_.size() == 1 ? "" : "s",
+                     contended_ && straggling_ ? "dedicated fabric, no stragglers" : contended_ ? "dedicated fabric" : "no stragglers");
+      else
+        std::fprintf(stderr, "  simulating %zu alternatives (advice%s)...\n", jobs_.size(),
+                     contended_ || straggling_ ? ", dedicated fabric, no stragglers" : "");
+      // Those that finished while the run simulated, then the rest as they come.
+      for (size_t i = 1; i <= done_; ++i) std::fprintf(stderr, "  %zu/%zu done\n", i, jobs_.size());
+      reporting_ = true;
+    }
   }
-  const auto results = run_jobs(opt.self, jobs, 0, opt.text, [&](size_t, const JobResult&) {
-    ++done;
-    if (opt.progress) std::fprintf(stderr, "  %zu/%zu done\n", done, jobs.size());
-  });
+  thread_.join();
+  if (error_) std::rethrow_exception(error_);
+  const std::vector<JobResult>& results = results_;
 
   const double base = s.step_time.mean;
   struct Measured {

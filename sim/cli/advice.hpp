@@ -7,9 +7,13 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
+#include <mutex>
+#include <thread>
 #include <string>
 #include <vector>
 
+#include "cli/batch.hpp"
 #include "cli/run_command.hpp"
 
 namespace trainsim::cli {
@@ -39,11 +43,42 @@ struct AdviceOptions {
   bool progress = true;
 };
 
-// Simulates the shortlist and the engine-only counterfactuals; fills summary.advice (one line per
-// alternative that was faster, largest gain first, each "what: 11.22 s -> 8.02 s (-29%)  --set ..."),
-// the advice runs in `runs` (JSON `advice_runs`), the measured savings (interconnect.contention,
-// compute.stragglers) and the stretch split, then re-diagnoses.
-void simulate_advice(const AdviceOptions& options, const Outcome& outcome, report::RunSummary& summary,
-                     nlohmann::json& runs);
+// The shortlist and the engine-only counterfactuals, simulated in worker processes. They start when
+// the batch is made, before the run's own simulation, so that they use the other cores while it
+// runs (issue 20 item 4: `run` uses the second core): one worker fewer than there are cores until
+// finish(), every core after.
+class AdviceBatch {
+ public:
+  // `run_scenario`: the run's scenario as simulated (a platform file's cluster in it).
+  AdviceBatch(const AdviceOptions& options, const config::Scenario& run_scenario);
+  // Not finished (the run failed or was stopped): kills the workers, waits for them.
+  ~AdviceBatch();
+  AdviceBatch(const AdviceBatch&) = delete;
+  AdviceBatch& operator=(const AdviceBatch&) = delete;
+
+  // Waits for the workers (progress on stderr), then fills summary.advice (one line per
+  // alternative that was faster, largest gain first, each "what: 11.22 s -> 8.02 s (-29%)  --set
+  // ..."), the advice runs in `runs` (JSON `advice_runs`), the measured savings
+  // (interconnect.contention, compute.stragglers) and the stretch split, then re-diagnoses.
+  // `summary` is the run's. A signal under a StopOnSignal stops the workers; call once.
+  void finish(report::RunSummary& summary, nlohmann::json& runs);
+
+ private:
+  AdviceOptions opt_;
+  config::Scenario sc_;
+  std::vector<AdviceCandidate> shortlist_;
+  std::vector<Job> jobs_;
+  size_t dedicated_ = SIZE_MAX;  // job of the dedicated-fabric counterfactual
+  size_t quiet_ = SIZE_MAX;      // job of the healthy-GPU one
+  bool contended_ = false;
+  bool straggling_ = false;
+  BatchControl control_;
+  std::vector<JobResult> results_;
+  std::exception_ptr error_;
+  std::mutex mutex_;       // done_, reporting_
+  size_t done_ = 0;
+  bool reporting_ = false;
+  std::thread thread_;     // runs run_jobs; last, so that everything it uses exists first
+};
 
 }  // namespace trainsim::cli

@@ -434,8 +434,11 @@ int64_t core_count() {
 
 std::vector<JobResult> run_jobs(const std::string& self, const std::vector<Job>& jobs, int64_t parallel,
                                 const std::string& scenario_text,
-                                const std::function<void(size_t, const JobResult&)>& on_done) {
+                                const std::function<void(size_t, const JobResult&)>& on_done,
+                                const BatchControl* control) {
   if (parallel <= 0) parallel = core_count();
+  auto stopping = [control] { return g_stop != 0 || (control != nullptr && control->cancel.load()); };
+  auto stop_reason = [] { return g_stop != 0 ? "stopped by " + StopOnSignal::name(g_stop) : std::string("stopped"); };
   std::vector<JobResult> results(jobs.size());
   Workers workers;
   const std::string text_path = workers.path("scenario.yaml");
@@ -454,10 +457,10 @@ std::vector<JobResult> run_jobs(const std::string& self, const std::vector<Job>&
       r.result = nlohmann::json::parse(ss.str(), nullptr, false);
       r.ran = !r.result.is_discarded();
     }
-    if (!r.ran && g_stop != 0) {
+    if (!r.ran && stopping()) {
       // Killed because the batch stopped: not a failure of its job. (One that finished first is kept.)
       r.stopped = true;
-      r.error = "stopped by " + StopOnSignal::name(g_stop);
+      r.error = stop_reason();
       return;
     }
     if (!r.ran) {
@@ -473,13 +476,14 @@ std::vector<JobResult> run_jobs(const std::string& self, const std::vector<Job>&
 
   size_t next = 0;
   while (next < jobs.size() || workers.busy()) {
-    if (g_stop != 0) {
+    if (stopping()) {
       for (; next < jobs.size(); ++next) {
         results[next].stopped = true;
-        results[next].error = "stopped by " + StopOnSignal::name(g_stop) + " before it started";
+        results[next].error = stop_reason() + " before it started";
       }
       workers.kill_all();
     }
+    if (control != nullptr && control->parallel.load() > 0) parallel = control->parallel.load();
     while (next < jobs.size() && static_cast<int64_t>(workers.count()) < parallel) {
       std::vector<std::string> args = {self, "worker"};
       args.insert(args.end(), jobs[next].args.begin(), jobs[next].args.end());

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <atomic>
 #include <csignal>
 #include <cstdint>
 #include <functional>
@@ -139,9 +140,18 @@ class StopOnSignal {
 // on_done), no worker outlives it and its private directory (mkdtemp in $TMPDIR) is removed. `scenario_text` (the bytes the parent read from the
 // jobs' scenario path) is written into the batch's private directory and every worker simulates
 // that copy (`--scenario-text`), never re-reading the path; "" = the workers read their path.
+//
+// `control` (optional) is read from another thread while the batch runs: `cancel` stops it as a
+// signal would (its unfinished jobs come back `stopped`); `parallel` > 0 replaces `parallel` from
+// then on (a batch started beside a simulation takes one core fewer until the simulation is done).
+struct BatchControl {
+  std::atomic<bool> cancel{false};
+  std::atomic<int64_t> parallel{0};
+};
 std::vector<JobResult> run_jobs(const std::string& self, const std::vector<Job>& jobs, int64_t parallel,
                                 const std::string& scenario_text,
-                                const std::function<void(size_t, const JobResult&)>& on_done);
+                                const std::function<void(size_t, const JobResult&)>& on_done,
+                                const BatchControl* control = nullptr);
 
 // The running trainsim binary (/proc/self/exe; argv0 when that cannot be read).
 std::string self_exe(const char* argv0);

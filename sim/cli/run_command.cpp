@@ -2,10 +2,12 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <optional>
 #include <string>
 
 #include "cli/advice.hpp"
@@ -114,6 +116,7 @@ Outcome simulate_scenario(const config::Scenario& scenario, const SimulateOption
     std::signal(SIGTERM, on_stop_signal);
     eo.stop = &g_interrupted;
   }
+  if (options.before_engine) options.before_engine(sc);
   out.run = engine::simulate(sc, out.costs, eo, std::move(world));
   if (options.handle_sigint) {
     std::signal(SIGINT, SIG_DFL);
@@ -149,6 +152,25 @@ int run_command(const RunOptions& opt) {
   so.replicate = !opt.no_replicate;
   const bool json_stdout = opt.json_path == "-";
   std::FILE* console = json_stdout ? stderr : stdout;
+  // With a noisy fabric or noisy GPUs the engine-only counterfactuals (the same seed on a
+  // dedicated fabric, with healthy GPUs) run even under --advice 0: the savings table and the
+  // stretch split need them. They and the alternatives start before the run's own simulation and
+  // use the other cores while it goes.
+  std::optional<AdviceBatch> advice;
+  so.before_engine = [&](const config::Scenario& simulated) {
+    if ((opt.advice <= 0 && !noisy_fabric(simulated) && !noisy_gpus(simulated)) || opt.self.empty()) return;
+    AdviceOptions ao;
+    ao.self = opt.self;
+    ao.path = opt.scenario;
+    ao.text = text;
+    ao.sets = opt.sets;
+    ao.seed = opt.seed;
+    ao.steps = opt.steps;
+    ao.fidelity = opt.fidelity;
+    ao.top = static_cast<size_t>(std::max<int64_t>(0, opt.advice));
+    ao.progress = !opt.quiet;
+    advice.emplace(ao, simulated);
+  };
   Outcome out = simulate_scenario(scenario, so);
   if (!out.fits) {
     std::fprintf(stderr, "trainsim: %s: %s\n", scenario.name.c_str(), out.infeasible_reason.c_str());
@@ -158,6 +180,7 @@ int run_command(const RunOptions& opt) {
   if (out.run.interrupted) {
     // SIGINT (Ctrl-C) or SIGTERM: the statistics of the steps done so far, and no output files
     // (an old file at --json/--csv/--trace is left as it was). Exit 128 + the signal's number.
+    // The advice's workers are stopped (AdviceBatch's destructor).
     const int signo = g_interrupted == SIGTERM ? SIGTERM : SIGINT;
     std::fprintf(stderr, "\ninterrupted after %zu of %lld steps (%s); no output files written\n", out.run.steps.size(),
                  static_cast<long long>(so.steps > 0 ? so.steps : scenario.training.steps),
@@ -166,23 +189,10 @@ int run_command(const RunOptions& opt) {
     return 128 + signo;
   }
   nlohmann::json advice_runs = nlohmann::json::array();
-  // With a noisy fabric or noisy GPUs the engine-only counterfactuals (the same seed on a
-  // dedicated fabric, with healthy GPUs) run even under --advice 0: the savings table and the
-  // stretch split need them.
-  if ((opt.advice > 0 || noisy_fabric(out.scenario) || noisy_gpus(out.scenario)) && !opt.self.empty()) {
-    AdviceOptions ao;
-    ao.self = opt.self;
-    ao.path = opt.scenario;
-    ao.text = text;
-    ao.sets = opt.sets;
-    ao.seed = opt.seed;
-    ao.steps = opt.steps;
-    ao.fidelity = opt.fidelity;
-    ao.top = static_cast<size_t>(opt.advice);
-    ao.progress = !opt.quiet;
+  if (advice) {
     // SIGINT or SIGTERM while the advice simulates: stop it, and end as an interrupted run does.
     const StopOnSignal stop;
-    simulate_advice(ao, out, out.summary, advice_runs);
+    advice->finish(out.summary, advice_runs);
     if (stop.received() != 0) {
       std::fprintf(stderr, "\ninterrupted while simulating the advice (%s); no output files written\n",
                    StopOnSignal::name(stop.received()).c_str());

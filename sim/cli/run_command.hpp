@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,9 @@ struct SimulateOptions {
   bool progress = false;  // steps done, rate, ETA on stderr
   bool handle_sigint = false;
   bool replicate = true;  // engine::EngineOptions::replicate
+  // Called with the scenario as it will be simulated (a platform file's cluster in it) just before
+  // the engine starts: what may run beside the simulation starts there (the advice's workers).
+  std::function<void(const config::Scenario&)> before_engine;
 };
 
 // Refuses (util::InputError, exit 2) a scenario too large to simulate for `steps` steps (0 =

@@ -311,6 +311,40 @@ TEST(BatchTest, SigtermStopsASweepKeepingItsFinishedPoints) { interrupt_batch(kS
 TEST(BatchTest, SigintStopsAVarianceKeepingItsFinishedRuns) { interrupt_batch(kVariance, 6, "runs", SIGINT); }
 TEST(BatchTest, SigtermStopsAVarianceKeepingItsFinishedRuns) { interrupt_batch(kVariance, 6, "runs", SIGTERM); }
 
+// Issue 20 item 4: `run` starts its advice's workers (here the alternative and the healthy-GPU
+// counterfactual that jitter calls for) before its own simulation, so that they use the other
+// cores while it runs. Seen from outside: a worker is running while the run's simulation has not
+// finished (its progress line "done in" not yet written). A SIGINT then stops the run (exit 130, no
+// output written) and its workers with it, leaving nothing in TMPDIR.
+TEST(BatchTest, RunSimulatesItsAdviceBesideItselfAndStopsItWithItself) {
+  Scratch dir;
+  const fs::path tmpdir = dir / "tmp", json = dir / "report.json";
+  fs::create_directories(tmpdir);
+  std::ofstream(json) << "{\"old\": true}\n";
+  std::vector<Proc> workers;
+  int code = -1;
+  {
+    // About 3.5 s of simulation on this machine (more under the sanitizers).
+    Background run({"run", kTiny, "--steps", "1000", "--set", "stragglers.jitter=0.02", "--advice", "1", "--json", json.string()},
+                   dir / "out", dir / "err", tmpdir);
+    for (int i = 0; i < 3000 && workers.empty(); ++i) {
+      workers = children_of(run.pid());
+      if (workers.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ASSERT_FALSE(workers.empty()) << read_file(dir / "err");
+    EXPECT_EQ(read_file(dir / "err").find("done in"), std::string::npos) << "the workers started after the simulation";
+    ASSERT_EQ(::kill(run.pid(), SIGINT), 0);
+    code = run.wait(60);
+  }
+  const std::string err = read_file(dir / "err");
+  EXPECT_EQ(code, 130) << err;
+  EXPECT_NE(err.find("interrupted after"), std::string::npos) << err;
+  EXPECT_EQ(read_file(json), "{\"old\": true}\n");
+  for (const Proc& w : workers) EXPECT_FALSE(alive(w)) << "worker " << w.pid << " outlived the run";
+  EXPECT_TRUE(processes_mentioning(tmpdir.string()).empty());
+  EXPECT_TRUE(fs::is_empty(tmpdir)) << fs::directory_iterator(tmpdir)->path();
+}
+
 // SIGKILL leaves the parent no say: its workers die with it (PR_SET_PDEATHSIG), not simulate on
 // under PID 1. (Its private directory stays: nothing can remove it.)
 TEST(BatchTest, WorkersDieWithAKilledSweep) {
