@@ -125,9 +125,12 @@ class StageActor {
   void run_zero3_passes(const std::vector<parallel::PipelineOp>& ops, const model::StageCost& stage_cost,
                         StepAccount& acc, bool trace);
   // Runs `seconds` of the pass on the GPU; `tp_share` of it is exposed TP/CP communication.
-  // `then_wait_s` (the next send's NCCL latency) is run in the same activity after the pass: the
-  // GPU's only activity then, so it ends at the same instant as a sleep after the pass would, one
-  // SimGrid activity fewer per pipeline transfer. Returns whether it did (false for no pass).
+  // A timed wait, not a SimGrid Exec: the stage actor is the only one that computes on its GPU's
+  // host (one actor per simulated rank; the communication actors only send), so an Exec would end
+  // at the same instant, while costing two activities (the Exec and the synchro its wait makes)
+  // and a variable in the CPU model's sharing where a sleep is one timer (issue 20: 16% fewer
+  // instructions per 16K step with tenants). `then_wait_s` (the next send's NCCL latency) is
+  // waited in the same activity after the pass. Returns whether it did (false for no pass).
   bool compute(double seconds, double tp_share, StepAccount& acc, const char* category, const std::string& name,
                bool trace, double then_wait_s = 0);
   // With `trace`: the send and the receive as slices, the bubble before a receive, and a flow
@@ -552,8 +555,7 @@ bool StageActor::compute(double seconds, double tp_share, StepAccount& acc, cons
                          bool trace, double then_wait_s) {
   if (seconds <= 0) return false;
   const double start = sg4::Engine::get_clock();
-  sg4::Host* host = sg4::this_actor::get_host();
-  sg4::this_actor::execute((seconds + then_wait_s) * host->get_speed());
+  sg4::this_actor::sleep_for(seconds + then_wait_s);
   const double end = sg4::Engine::get_clock() - then_wait_s;
   acc.tp_comm_s += (end - start) * tp_share;
   acc.compute_s += (end - start) * (1 - tp_share);
@@ -653,7 +655,6 @@ void StageActor::exchange(const model::ChunkCost& cost, bool forward, double win
   }
   const double start = sg4::Engine::get_clock();
   sg4::Host* me = sg4::this_actor::get_host();
-  sg4::ExecPtr window = window_s > 0 ? sg4::this_actor::exec_async(window_s * me->get_speed()) : nullptr;
   if (ep.latency_s > 0) sg4::this_actor::sleep_for(n * ep.latency_s);
   std::vector<sg4::CommPtr> comms;
   for (const auto& peer : s.ep_peers_[static_cast<size_t>(s.actor_index(replica_, stage_))]) {
@@ -661,7 +662,8 @@ void StageActor::exchange(const model::ChunkCost& cost, bool forward, double win
     if (bytes >= 1) comms.push_back(sg4::Comm::sendto_async(me, peer.host, static_cast<uint64_t>(std::round(bytes))));
   }
   sg4::Comm::wait_all(comms);
-  if (window) window->wait();
+  // The window's compute ran beside them on the GPU (the actor's only work: a timed wait).
+  if (const double left = start + window_s - sg4::Engine::get_clock(); left > 0) sg4::this_actor::sleep_for(left);
   const double end = sg4::Engine::get_clock();
   // The window is compute (its folded TP share as TP); what the exchanges take beyond it is exposed
   // expert-parallel communication, reported with TP and CP's.
@@ -839,7 +841,7 @@ void StageActor::operator()() {
     pending_.clear();
     if (s.dp_overlap_tax_s_ > 0) {
       const double t0 = sg4::Engine::get_clock();
-      sg4::this_actor::execute(s.dp_overlap_tax_s_ * sg4::this_actor::get_host()->get_speed());
+      sg4::this_actor::sleep_for(s.dp_overlap_tax_s_);
       acc.comm_s += sg4::Engine::get_clock() - t0;
     }
     // Optimizer step on this GPU's (shard of the) states.
@@ -847,7 +849,7 @@ void StageActor::operator()() {
     // The fixed per-step cost (data loading, logging, step launch) is counted with the optimizer:
     // the four parts of the contract's breakdown still add up to the step.
     const double tail_s = stage_cost.optimizer_s + s.costs_.step_overhead_s;
-    if (tail_s > 0) sg4::this_actor::execute(tail_s * sg4::this_actor::get_host()->get_speed());
+    if (tail_s > 0) sg4::this_actor::sleep_for(tail_s);
     acc.optimizer_s += sg4::Engine::get_clock() - opt_start;
     if (trace) s.trace(s.track_of(replica_, stage_, Simulation::kCompute), "optimizer + fixed", "optimizer", opt_start, sg4::Engine::get_clock());
     if (multi && s.sc_.parallel.zero >= 1 && s.sc_.parallel.zero <= 2)
