@@ -56,6 +56,19 @@ struct Message {
   uint64_t flow = 0;  // trace flow id (0: not traced)
 };
 
+// Where one pipeline transfer meets its receiver: one per (replica, model chunk, micro-batch) and
+// direction, used once a step. The transfer is eager, as Megatron posts its receives ahead of the
+// sends (batch_isend_irecv): its flow starts when the sender posts it, the sender waits for it to
+// land, then signals the receiver, which takes it at once or waits for it. A host-to-host flow and
+// a semaphore instead of a mailbox: the same flow on the same route from the same instant, without
+// the receiver's wait on the flow (a timer of its own in SimGrid 3.32) or the mailbox's matching.
+struct P2pSlot {
+  std::string name;            // "act/r/g/mb", "grad/r/g/mb": named in the trace
+  sg4::Host* to = nullptr;     // the receiving stage's GPU
+  sg4::SemaphorePtr landed;    // released once the transfer has landed
+  Message message;             // what the last transfer carried
+};
+
 // One DP flow as the communication actor starts it.
 struct DpFlow {
   sg4::Host* src = nullptr;
@@ -135,11 +148,11 @@ class StageActor {
                bool trace, double then_wait_s = 0);
   // With `trace`: the send and the receive as slices, the bubble before a receive, and a flow
   // event joining the two ends.
-  void receive(sg4::Mailbox* box, StepAccount& acc, bool trace);
+  void receive(P2pSlot& slot, StepAccount& acc, bool trace);
   // NCCL's per-message cost of a transfer to `to_stage` (model::p2p_call_cost, as the closed form).
   model::NetCallCost p2p_call(int64_t to_stage, double bytes) const;
   // `latency_waited`: the call's latency has just passed (compute's then_wait_s).
-  void send(sg4::Mailbox* box, int64_t to_stage, double bytes, StepAccount& acc, bool trace, bool latency_waited = false);
+  void send(P2pSlot& slot, int64_t to_stage, double bytes, StepAccount& acc, bool trace, bool latency_waited = false);
   // One collective of the stage's DP group: a job per simulated rail, all submitted.
   // `calls`: how many NCCL calls of the real stack the job stands for (their latency is paid).
   std::vector<CommJobPtr> collective(parallel::CollectiveKind kind, double bytes, double calls, const std::string& name,
@@ -192,7 +205,7 @@ class Simulation {
   bool full_ = false;
   int64_t buckets_per_chunk_ = 1;
   // act_[r][g][mb]: activation into model chunk g of replica r; grad_[r][g][mb]: gradient into g.
-  std::vector<std::vector<std::vector<sg4::Mailbox*>>> act_, grad_;
+  std::vector<std::vector<std::vector<P2pSlot>>> act_, grad_;
   std::vector<std::deque<CommJobPtr>> queues_;        // per simulated (replica, stage, rail)
   std::vector<sg4::SemaphorePtr> queue_ready_;
   std::vector<sg4::BarrierPtr> dp_barrier_;           // per (stage, rail), over replicas (full fidelity)
@@ -568,10 +581,11 @@ bool StageActor::compute(double seconds, double tp_share, StepAccount& acc, cons
   return true;
 }
 
-void StageActor::receive(sg4::Mailbox* box, StepAccount& acc, bool trace) {
+void StageActor::receive(P2pSlot& slot, StepAccount& acc, bool trace) {
   const double t0 = sg4::Engine::get_clock();
-  auto* msg = box->get<Message>();
+  slot.landed->acquire();
   const double t1 = sg4::Engine::get_clock();
+  const Message* msg = &slot.message;
   const double posted = std::clamp(msg->posted_s, t0, t1);
   acc.bubble_s += posted - t0;  // the sender had not finished its own work yet
   acc.comm_s += t1 - posted;    // the transfer itself
@@ -579,10 +593,9 @@ void StageActor::receive(sg4::Mailbox* box, StepAccount& acc, bool trace) {
     Simulation& s = *sim_;
     const int64_t track = s.track_of(replica_, stage_, Simulation::kCompute);
     if (posted > t0) s.trace(track, "bubble", "bubble", t0, posted);
-    s.trace(track, "recv " + box->get_name(), "recv", posted, t1);
+    s.trace(track, "recv " + slot.name, "recv", posted, t1);
     s.result_.trace.push_back({"p2p", "p2p", track, posted, 0, 'f', msg->flow});
   }
-  delete msg;
 }
 
 model::NetCallCost StageActor::p2p_call(int64_t to_stage, double bytes) const {
@@ -591,7 +604,7 @@ model::NetCallCost StageActor::p2p_call(int64_t to_stage, double bytes) const {
   return model::p2p_call_cost(s.sc_.cluster, inter, bytes);
 }
 
-void StageActor::send(sg4::Mailbox* box, int64_t to_stage, double bytes, StepAccount& acc, bool trace, bool latency_waited) {
+void StageActor::send(P2pSlot& slot, int64_t to_stage, double bytes, StepAccount& acc, bool trace, bool latency_waited) {
   // Megatron posts its sends and receives together and waits for them before the next pass
   // (batch_isend_irecv, then wait): the sender waits for its transfer to land. NCCL's per-message
   // latency first, then the bytes on the wire (model::p2p_call_cost, as the closed form counts).
@@ -600,12 +613,13 @@ void StageActor::send(sg4::Mailbox* box, int64_t to_stage, double bytes, StepAcc
   const double t0 = sg4::Engine::get_clock() - (latency_waited ? call.latency_s : 0);
   if (!latency_waited && call.latency_s > 0) sg4::this_actor::sleep_for(call.latency_s);
   const uint64_t flow = trace ? ++s.next_flow_ : 0;
-  auto* msg = new Message{t0, flow};  // the receiver owns it once put returns
-  box->put(msg, static_cast<uint64_t>(std::max(1.0, std::round(bytes * call.wire_factor))));
+  slot.message = Message{t0, flow};  // read by the receiver once landed is released, before the next step's send
+  sg4::Comm::sendto(sg4::this_actor::get_host(), slot.to, static_cast<uint64_t>(std::max(1.0, std::round(bytes * call.wire_factor))));
+  slot.landed->release();
   acc.comm_s += sg4::Engine::get_clock() - t0;
   if (trace) {
     const int64_t track = s.track_of(replica_, stage_, Simulation::kCompute);
-    s.trace(track, "send " + box->get_name() + " to stage " + std::to_string(to_stage), "send", t0, sg4::Engine::get_clock());
+    s.trace(track, "send " + slot.name + " to stage " + std::to_string(to_stage), "send", t0, sg4::Engine::get_clock());
     s.result_.trace.push_back({"p2p", "p2p", track, t0, 0, 's', flow});
   }
 }
@@ -927,9 +941,9 @@ RunResult Simulation::run(World world) {
     }
   }
 
-  // Mailboxes: one per (replica, model chunk, micro-batch, direction), eager (permanent receiver).
+  // Transfer slots: one per (replica, model chunk, micro-batch, direction).
   const int64_t chunks = p_ * v_;
-  act_.assign(replicas_, std::vector<std::vector<sg4::Mailbox*>>(chunks, std::vector<sg4::Mailbox*>(m_, nullptr)));
+  act_.assign(replicas_, std::vector<std::vector<P2pSlot>>(chunks, std::vector<P2pSlot>(m_)));
   grad_ = act_;
   const int64_t actors = replicas_ * p_;
   // Every TP rank has its own DP ring and pipeline transfers, on its own rail, and all ranks' traffic
@@ -994,7 +1008,7 @@ RunResult Simulation::run(World world) {
         result_.track_groups.push_back(r + 1);
       }
       sg4::Host* host = stage_host(r, st);
-      auto actor = sg4::Actor::create("stage-" + std::to_string(r) + "-" + std::to_string(st), host, StageActor(this, r, st));
+      sg4::Actor::create("stage-" + std::to_string(r) + "-" + std::to_string(st), host, StageActor(this, r, st));
       for (int64_t rail = 0; rail < rails_; ++rail)
         sg4::Actor::create("comm-" + std::to_string(r) + "-" + std::to_string(st) + "-" + std::to_string(rail),
                            host_of_rank(layout_.rank(rail, 0, r, st)), CommActor(this, r, st, rail));
@@ -1002,10 +1016,8 @@ RunResult Simulation::run(World world) {
         const int64_t g = parallel::model_chunk(st, c, p_);
         for (int64_t mb = 0; mb < m_; ++mb) {
           const std::string key = std::to_string(r) + "/" + std::to_string(g) + "/" + std::to_string(mb);
-          act_[r][g][mb] = sg4::Mailbox::by_name("act/" + key);
-          grad_[r][g][mb] = sg4::Mailbox::by_name("grad/" + key);
-          act_[r][g][mb]->set_receiver(actor);
-          grad_[r][g][mb]->set_receiver(actor);
+          act_[r][g][mb] = P2pSlot{"act/" + key, host, sg4::Semaphore::create(0), {}};
+          grad_[r][g][mb] = P2pSlot{"grad/" + key, host, sg4::Semaphore::create(0), {}};
         }
       }
     }
@@ -1019,10 +1031,10 @@ RunResult Simulation::run(World world) {
                              " stage actors never finished (an activity never completed)");
   for (const auto& per_replica : {&act_, &grad_})
     for (const auto& per_chunk : *per_replica)
-      for (const auto& boxes : per_chunk)
-        for (auto* box : boxes)
-          if (box != nullptr && !box->empty())
-            throw std::runtime_error("simulation ended with undelivered messages in " + box->get_name());
+      for (const auto& slots : per_chunk)
+        for (const auto& slot : slots)
+          if (slot.landed != nullptr && slot.landed->get_capacity() != 0)
+            throw std::runtime_error("simulation ended with undelivered messages in " + slot.name);
 
   // Steady state reached: the remaining steps repeat the last checked one (steady_before).
   if (steady_step_ >= 0 && steps_done_ == steady_step_ + 1) {
