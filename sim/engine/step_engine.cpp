@@ -996,6 +996,14 @@ RunResult Simulation::run(World world) {
   if (!cl.platform_file.empty() && cl.gpus() > 256) check_used_routes();
   take_census();
 
+  // A pass is a timed wait (StageActor::compute): exact only while no two stage actors share a GPU.
+  {
+    std::set<const sg4::Host*> gpus;
+    for (int64_t r = 0; r < replicas_; ++r)
+      for (int64_t st = 0; st < p_; ++st)
+        if (!gpus.insert(stage_host(r, st)).second)
+          throw std::logic_error("two simulated stages on one GPU host: " + stage_host(r, st)->get_name());
+  }
   result_.tracks.push_back("steps");
   result_.track_groups.push_back(0);
   for (int64_t r = 0; r < replicas_; ++r) {
