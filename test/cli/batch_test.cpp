@@ -33,17 +33,11 @@ namespace fs = std::filesystem;
 using trainsim::testing::all_pids;
 using trainsim::testing::processes_mentioning;
 using trainsim::testing::shell;
+using trainsim::testing::read_file;
 using trainsim::testing::stat_of;
 
 const std::string kBinary = TRAINSIM_BINARY;
 const std::string kTiny = std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/tiny-gpt-2node.yaml";
-
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // A fresh directory of this test's own (mkdtemp), removed by the destructor.
 class Scratch {

@@ -52,6 +52,14 @@ inline Result shell(const std::string& cmd) {
 // `trainsim ARGS`.
 inline Result trainsim(const std::string& args) { return shell(std::string(TRAINSIM_BINARY) + " " + args); }
 
+// The whole of a file ("" when it cannot be read).
+inline std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
 inline std::string scenario(const std::string& name) { return std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/" + name; }
 
 // /proc/PID/stat's state, parent and start time (fields 3, 4 and 22; the command name before them,

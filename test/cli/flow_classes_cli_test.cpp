@@ -12,13 +12,6 @@
 namespace trainsim::testing {
 namespace {
 
-std::string read(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // The console report without its last line's wall time ("... in 1.2 s").
 std::string without_wall(const std::string& console) {
   std::string out;
@@ -34,9 +27,9 @@ void expect_same_run(const std::string& args) {
   const Result b = trainsim("run " + args + " --advice 0 --quiet --csv " + off + " --set engine.flow_classes=false");
   ASSERT_EQ(a.code, 0) << a.err;
   ASSERT_EQ(b.code, 0) << b.err;
-  EXPECT_EQ(read(on), read(off));
+  EXPECT_EQ(read_file(on), read_file(off));
   EXPECT_EQ(without_wall(a.out), without_wall(b.out));
-  EXPECT_GT(read(on).size(), 100u);
+  EXPECT_GT(read_file(on).size(), 100u);
   std::filesystem::remove_all(scratch());
 }
 

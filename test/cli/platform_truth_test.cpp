@@ -13,13 +13,6 @@
 namespace trainsim::testing {
 namespace {
 
-std::string read(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 std::string replaced(std::string text, const std::string& from, const std::string& to) {
   size_t n = 0;
   for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()), ++n)
@@ -73,7 +66,7 @@ nlohmann::json run_json(const std::string& name, const Cluster& c) {
   const std::string json = tmp(name + ".json");
   const Result r = trainsim("run " + yaml + " --quiet --json " + json);
   EXPECT_EQ(r.code, 0) << r.err;
-  return nlohmann::json::parse(read(json));
+  return nlohmann::json::parse(read_file(json));
 }
 
 double step_s(const nlohmann::json& j) { return j["step_time_s"]["mean"].get<double>(); }
@@ -94,7 +87,7 @@ TEST(PlatformTruth, AFileEqualToTheBuilderOverridesNothing) {
 // digit JSON prints, and the override listed.
 void expect_same_step(const std::string& what, const std::string& xml, const std::string& from, const std::string& to,
                       Cluster builder, Cluster file, const std::string& field) {
-  file.platform = write(what + ".xml", replaced(read(xml), from, to));
+  file.platform = write(what + ".xml", replaced(read_file(xml), from, to));
   const auto f = run_json(what + "-file", file);
   const auto b = run_json(what + "-built", builder);
   EXPECT_DOUBLE_EQ(step_s(f), step_s(b)) << what;
@@ -144,7 +137,7 @@ TEST(PlatformTruth, NarrowerPcieSwitchUplinksAreTheSameAsInTheScenario) {
   Cluster narrow = tree;
   narrow.intra = R"(64GBps", pcie_switch_gpus: 4, pcie_switch_uplink: "16GBps", sockets: 2, inter_socket_bandwidth: "22GBps)";
   const std::string xml = std::string(TRAINSIM_SOURCE_DIR) + "/platforms/hgx-h100-pcie.xml";
-  const std::string file = write("uplink.xml", replaced(replaced(read(xml), R"(id="pcie-switch-0-0" bandwidth="64GBps")",
+  const std::string file = write("uplink.xml", replaced(replaced(read_file(xml), R"(id="pcie-switch-0-0" bandwidth="64GBps")",
                                                                  R"(id="pcie-switch-0-0" bandwidth="16GBps")"),
                                                         R"(id="pcie-switch-0-1" bandwidth="64GBps")",
                                                         R"(id="pcie-switch-0-1" bandwidth="16GBps")"));

@@ -20,6 +20,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
+using trainsim::testing::read_file;
 using trainsim::testing::Result;
 using trainsim::testing::scenario;
 using trainsim::testing::tmp;
@@ -35,13 +36,6 @@ nlohmann::json variance_json(const std::string& args) {
   auto r = trainsim("variance " + args + " --jobs 2 --quiet --json -");
   EXPECT_EQ(r.code, 0) << r.err;
   return nlohmann::json::parse(r.out);
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 double mean_step(const nlohmann::json& report) { return report["step_time_s"]["mean"].get<double>(); }
