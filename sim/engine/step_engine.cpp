@@ -751,15 +751,28 @@ void StageActor::backward(const parallel::PipelineOp& op, bool last_micro_batch,
   const double seconds = moe_compute_s(cost, false, op.chunk, op.micro_batch) * slow;
   const bool overlap = s.sc_.parallel.overlap_grad_reduce && s.replicas_total() > 1;
   if (last_micro_batch && overlap) {
-    // The last backward of a chunk finalises its gradients bucket by bucket: each bucket's
-    // reduction starts as soon as its part of the backward is done.
+    // The last backward of a chunk finalises its gradients bucket by bucket: each real bucket's
+    // reduction starts as soon as its part of the backward is done. A simulated bucket stands for
+    // k = calls_per_job_ real ones and is released early by the time the real stack spends on the
+    // first k - 1 of them (never before the first real bucket is ready, never out of order): the
+    // last real bucket's reduction then ends when the real stack's does, whether the reductions
+    // keep up with the backward (exposed: one real bucket) or not (exposed: reduce - backward + one
+    // real bucket's backward), as the closed form counts them.
     const int64_t nb = s.buckets_per_chunk_;
     const double bytes = s.costs_.stages[stage_].grad_bytes * s.chunk_share(stage_, op.chunk) / static_cast<double>(nb);
+    const double k = std::max(1.0, s.calls_per_job_);
+    const double real_backward = seconds / (k * static_cast<double>(nb));
+    const double real_reduce = model::grad_reduce_time_s(bytes / k, s.sc_.parallel, s.sc_.cluster);
+    double released = 0;
     for (int64_t b = 0; b < nb; ++b) {
-      compute(seconds / static_cast<double>(nb), s.compute_tp_share(cost), acc, "backward", name, trace);
+      const double ready = static_cast<double>(b + 1) * k * real_backward - (k - 1) * real_reduce;
+      const double t = std::clamp(ready, std::max(released, real_backward), seconds);
+      compute(t - released, s.compute_tp_share(cost), acc, "backward", name, trace);
+      released = t;
       collective(s.grad_kind(), bytes, s.calls_per_job_, "grad bucket " + std::to_string(op.chunk) + "." + std::to_string(b),
                  trace, true);
     }
+    compute(seconds - released, s.compute_tp_share(cost), acc, "backward", name, trace);
     if (g > 0) send(s.grad_[replica_][g - 1][op.micro_batch], (g - 1) % s.p_, cost.activation_bytes, acc, trace);
   } else {
     const double latency = g > 0 ? p2p_call((g - 1) % s.p_, cost.activation_bytes).latency_s : 0;
@@ -816,7 +829,8 @@ void StageActor::operator()() {
   draw_routing();
   // Backward count per chunk, to know which backward is a chunk's last.
   std::vector<int64_t> backwards(static_cast<size_t>(s.v_), 0);
-  std::vector<CommJobPtr> param_gather;  // ZeRO-1/2: parameter all-gather after the optimizer
+  std::vector<CommJobPtr> param_gather;        // ZeRO-1/2: parameter all-gather after the optimizer
+  std::vector<CommJobPtr> param_gather_first;  // its first bucket, when it overlaps the next forward
   for (int64_t step = 0; step < s.opt_.steps; ++step) {
     const bool trace = s.traced(replica_, step);
     const double step_start = sg4::Engine::get_clock();
@@ -826,7 +840,10 @@ void StageActor::operator()() {
     // ZeRO-1/2: the parameters all-gathered after the last optimizer step. Without overlap the step
     // cannot start before they are there; with it (Megatron's overlap_param_gather) each bucket is
     // needed by the first forward that uses it: they are awaited when the first forward is done.
+    // The first bucket is needed by the first layer: it is awaited before the step starts.
     std::vector<CommJobPtr> gathered_by_first_forward;
+    for (const auto& job : param_gather_first) wait(job, acc);
+    param_gather_first.clear();
     for (const auto& job : param_gather) {
       if (!s.sc_.parallel.overlap_grad_reduce) wait(job, acc);
       else gathered_by_first_forward.push_back(job);
@@ -866,9 +883,20 @@ void StageActor::operator()() {
     if (tail_s > 0) sg4::this_actor::sleep_for(tail_s);
     acc.optimizer_s += sg4::Engine::get_clock() - opt_start;
     if (trace) s.trace(s.track_of(replica_, stage_, Simulation::kCompute), "optimizer + fixed", "optimizer", opt_start, sg4::Engine::get_clock());
-    if (multi && s.sc_.parallel.zero >= 1 && s.sc_.parallel.zero <= 2)
-      param_gather = collective(parallel::CollectiveKind::kAllGather, stage_cost.param_bytes, s.real_buckets(stage_),
-                                "param all-gather", trace, false);
+    if (multi && s.sc_.parallel.zero >= 1 && s.sc_.parallel.zero <= 2) {
+      // Megatron's overlap_param_gather: bucket by bucket, each needed by the first layer it holds;
+      // the first bucket before the step's first layer, the others under the first forward.
+      const double real = s.real_buckets(stage_);
+      if (s.sc_.parallel.overlap_grad_reduce && real > 1) {
+        param_gather_first = collective(parallel::CollectiveKind::kAllGather, stage_cost.param_bytes / real, 1,
+                                        "param all-gather (first bucket)", trace, false);
+        param_gather = collective(parallel::CollectiveKind::kAllGather, stage_cost.param_bytes * (1 - 1 / real), real - 1,
+                                  "param all-gather", trace, false);
+      } else {
+        param_gather = collective(parallel::CollectiveKind::kAllGather, stage_cost.param_bytes, real,
+                                  "param all-gather", trace, false);
+      }
+    }
     // Step end: every stage of every simulated replica (gradient-norm all-reduce).
     const double b0 = sg4::Engine::get_clock();
     s.step_barrier_->wait();
@@ -898,6 +926,7 @@ void StageActor::operator()() {
     s.step_barrier_->wait();
     if (s.stop_requested_) break;
   }
+  for (const auto& job : param_gather_first) job->done->acquire();
   for (const auto& job : param_gather) job->done->acquire();
   // Shut the communication actors down.
   for (int64_t rail = 0; rail < s.rails_; ++rail) {

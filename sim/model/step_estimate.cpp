@@ -38,6 +38,11 @@ double replica_collective(Kind kind, double bytes, const ParallelSpec& par, cons
 
 }  // namespace
 
+double grad_reduce_time_s(double bytes, const ParallelSpec& par, const hardware::ClusterSpec& cluster) {
+  return replica_collective(par.zero == 0 ? Kind::kAllReduce : Kind::kReduceScatter, bytes, par, cluster,
+                            default_calibration());
+}
+
 double dp_sync_time_s(double bytes, const ParallelSpec& par, const hardware::ClusterSpec& cluster) {
   return dp_sync_time_s(bytes, par, cluster, default_calibration());
 }
@@ -170,7 +175,8 @@ StepEstimate estimate_step(const StepCosts& costs, const ModelSpec& model, const
     // it absorbs that much of the delay (interleaved warm-ups run more forwards first: not there).
     const bool absorbed = par.pp > 1 && par.schedule == Schedule::k1F1B;
     const double gather_cover = first_forward + (absorbed ? last_backward : 0.0);
-    exposed = std::max(reduce * bucket, reduce - last_backward) + std::max(gather * bucket, gather - gather_cover);
+    // The first bucket's reduction starts once the first bucket's share of the backward is done.
+    exposed = std::max(reduce * bucket, reduce - last_backward * (1 - bucket)) + std::max(gather * bucket, gather - gather_cover);
   }
   // Per-micro-batch ZeRO 2 traffic is prefetched under the layers' compute: only its excess shows.
   if (par.zero == 2) exposed += std::max(0.0, overlapped_with_compute - m * per_mb);

@@ -70,6 +70,10 @@ StepEstimate estimate_step(const StepCosts& costs, const ModelSpec& model, const
                            const TrainingSpec& train, const hardware::ClusterSpec& cluster,
                            const Calibration& calibration);
 
+// Time of one gradient reduction call over the replicas: an all-reduce (ZeRO 0) or a
+// reduce-scatter (ZeRO 1-3) of `bytes` per GPU, with NCCL's latency.
+double grad_reduce_time_s(double bytes, const ParallelSpec& par, const hardware::ClusterSpec& cluster);
+
 // Time of the DP gradient sync (one all-reduce or RS + AG) of `bytes` per GPU over the replicas.
 double dp_sync_time_s(double bytes, const ParallelSpec& par, const hardware::ClusterSpec& cluster);
 double dp_sync_time_s(double bytes, const ParallelSpec& par, const hardware::ClusterSpec& cluster,

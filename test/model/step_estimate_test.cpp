@@ -137,10 +137,11 @@ TEST(StepEstimate, OverlappedGradReduceExposesOnlyTheTail) {
   p.overlap_grad_reduce = false;
   const StepEstimate off = estimate_step(gpt3(), p, t, cl);
   EXPECT_DOUBLE_EQ(off.exposed_comm_s - off.pp_comm_s, off.dp_comm_s);
-  // On: max(last bucket, sync - last backward).
+  // On: max(last bucket, sync - last backward after its first bucket): the first bucket's
+  // reduction starts once the first bucket's share of the backward is done.
   const double grad = costs.stages[3].grad_bytes;  // the last stage holds the most
   const double bucket = kGradBucketParams * 2 / grad;
-  const double expected = std::max(on.dp_comm_s * bucket, on.dp_comm_s - slowest(costs).b);
+  const double expected = std::max(on.dp_comm_s * bucket, on.dp_comm_s - slowest(costs).b * (1 - bucket));
   // The part hidden under the backward takes NCCL's 16 SMs from its GEMMs: 16 / (108 - 16) of it on
   // an A100 (cost_tables.yaml tp_overlap_sms, kernels.yaml sm_count 108).
   const double tax = (on.dp_comm_s - expected) * 16.0 / 92.0;
@@ -174,7 +175,7 @@ TEST(StepEstimate, DistributedOptimizerGatherHidesUnderTheFirstForward) {
   // The gather hides under the first forward and, in a 1F1B pipeline, under the last stage's first
   // backward, which runs right after its first forward.
   const double half = e.dp_comm_s / 2;
-  const double expected = std::max(half * bucket, half - b) + std::max(half * bucket, half - f - b);
+  const double expected = std::max(half * bucket, half - b * (1 - bucket)) + std::max(half * bucket, half - f - b);
   const double tax = (e.dp_comm_s - expected) * 16.0 / 92.0;  // the hidden part's SM share (above)
   EXPECT_NEAR(e.exposed_comm_s - e.pp_comm_s, expected + tax, 1e-12);
 }

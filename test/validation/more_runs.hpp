@@ -63,7 +63,10 @@
 //    or virtual_pp_derived where the source's text fixes V without printing it (Llama 3: one layer
 //    per chunk, the yaml quotes the sentence), else 2 (torchtitan's default stages per rank for
 //    looped schedules; the smallest interleave for Nemotron-4 340B, which does not print V);
-//    otherwise 1F1B (nanotron's "1F1B or AFAB" has the same bubble). micro_batch as printed, else 1 (torchtitan: below).
+//    otherwise 1F1B (nanotron's "1F1B or AFAB" has the same bubble). micro_batch as printed; else
+//    (torchtitan: below) 1 with PP, and without PP the largest divisor of the local batch that fits
+//    the GPU's memory: the tables publish tuned configurations, and without PP gradient
+//    accumulation only costs (Megatron-LM README's weak-scaling rows, Nemotron-4 15B).
 //  - llama3: Llama (SwiGLU, dims as printed; vocab the printed 128,000), bf16, no recompute
 //    (printed for 8K, not printed for the 128K stage), FSDP keeping parameters after forward =
 //    zero 2 with overlapped reduce-scatter, sequence parallel when tp > 1 (not printed; 405B without
@@ -113,6 +116,7 @@
 #include <string>
 #include <vector>
 
+#include "model/memory.hpp"
 #include "parallel/layer_split.hpp"
 #include "published_runs.hpp"
 
@@ -385,8 +389,9 @@ inline std::vector<MoreRun> load_more_runs(const std::string& path, std::vector<
       const int64_t micro_batches = r.par.pp > 1 ? r.par.pp * r.par.virtual_stages : 1;
       r.par.micro_batch = std::max<int64_t>(1, local / micro_batches);
     } else {
-      r.par.micro_batch = 1;
+      r.par.micro_batch = 1;  // with PP; without PP the largest that fits, once the row is configured (below)
     }
+    const bool micro_batch_printed = number(par["microbatch"]).has_value() || fam == "torchtitan";
 
     // Recompute as printed.
     const std::string rc = lower(text(par["recompute"]));
@@ -448,6 +453,21 @@ inline std::vector<MoreRun> load_more_runs(const std::string& path, std::vector<
       r.par.overlap_grad_reduce = true;
       r.par.sequence_parallel = tp_gt1;
       r.train.tp_comm_overlap = false;
+    }
+
+    // Micro-batch not printed, no pipeline: the benchmark tables publish tuned configurations, and
+    // without PP gradient accumulation only costs (each extra micro-batch re-reads the weights and
+    // shortens the backward the gradient reduction hides under): the largest micro-batch dividing
+    // the local batch whose memory fits the GPU.
+    if (!micro_batch_printed && r.par.pp == 1 && r.par.dp > 0) {
+      const int64_t local = r.train.global_batch / r.par.dp;
+      for (int64_t mb = std::max<int64_t>(1, local); mb >= 1; --mb) {
+        if (local % mb != 0) continue;
+        r.par.micro_batch = mb;
+        if (mb == 1 || model::memory_per_gpu(r.model, r.par, r.train, r.cluster).total() <=
+                           model::usable_capacity_bytes(r.cluster.gpu))
+          break;
+      }
     }
 
     // What the simulator can represent (as config/scenario.cpp checks a scenario).
