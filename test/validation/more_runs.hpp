@@ -77,8 +77,9 @@
 //    no TP settings.
 //  - torchtitan: Llama flavours (dims as printed, fill_llama when absent); seq_len 8192 when not
 //    printed (llama3_*.toml default, as the file notes); bf16 unless the row's precision says fp8;
-//    flash attention (SDPA) on; recompute as printed: "full" -> full, "selective" (layer or op SAC)
-//    -> selective, else none; FSDP2 = zero 3, but zero 2 when pp > 1 (torchtitan sets
+//    flash attention (SDPA) on; recompute as printed: "full" -> full, "selective op" -> the per-op
+//    policy (selective-op), "selective layer" -> every 2nd block fully (full recompute of half the
+//    layers), else none; FSDP2 = zero 3, but zero 2 when pp > 1 (torchtitan sets
 //    reshard_after_forward = False under PP) with the reduction deferred to the last backward
 //    (parallelism.defer_grad_reduce: torch.distributed.pipelining); sequence parallel when tp > 1 (its TP plan); TP comm
 //    overlap only when async_tp is true. micro_batch: without PP the local batch (no gradient
@@ -421,6 +422,20 @@ inline std::vector<MoreRun> load_more_runs(const std::string& path, std::vector<
       r.train.tp_comm_overlap = false;
     } else if (fam == "torchtitan") {
       r.par.recompute = printed_recompute;
+      // torchtitan's selective AC (activation_checkpoint.selective_ac_option): "op", the per-op
+      // policy that recomputes every other matmul (model::Recompute::kSelectiveOp); a layer
+      // frequency, "selective layer" in its docs with the default "2" ("2 = checkpoint every other
+      // layer", config_manager.py; parallelize_llama.py wraps every 2nd block in checkpoint_wrapper):
+      // full recompute of half the layers.
+      if (printed_recompute == model::Recompute::kSelective) {
+        if (contains(rc, "selective op") || contains(rc, "per-op")) {
+          r.par.recompute = model::Recompute::kSelectiveOp;
+        } else if (contains(rc, "selective layer")) {
+          r.par.recompute = model::Recompute::kFull;
+          const int64_t chunks = std::max<int64_t>(1, r.par.pp * r.par.virtual_stages);
+          r.par.recompute_num_layers = r.model.layers / chunks / 2;
+        }
+      }
       r.par.zero = r.par.pp > 1 ? 2 : 3;  // FSDP2; reshard_after_forward = False under PP
       r.par.defer_grad_reduce = r.par.pp > 1;  // torch.distributed.pipelining: reduced after the last backward
       r.par.sp_save_gathered = true;           // DTensor's ColwiseParallel keeps the all-gathered input

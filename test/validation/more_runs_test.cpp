@@ -119,7 +119,10 @@ TEST(MoreRuns, PinsParsedValuesOfThreeRows) {
     EXPECT_EQ(r.train.global_batch, 64);
     EXPECT_EQ(r.par.micro_batch, 1);
     EXPECT_EQ(r.par.zero, 3);
-    EXPECT_EQ(r.par.recompute, model::Recompute::kSelective);
+    // "selective layer": torchtitan's default selective_ac_option "2" checkpoints every other
+    // block, i.e. full recompute of 16 of the 32 layers.
+    EXPECT_EQ(r.par.recompute, model::Recompute::kFull);
+    EXPECT_EQ(r.par.recompute_num_layers, 16);
     const double per_token = model::model_flops_per_step(r.model, 64) / (64.0 * 8192);
     EXPECT_DOUBLE_EQ(r.measured_tflops, 2904 * per_token / 1e12);  // tokens_per_s_per_gpu: 2904
   }
