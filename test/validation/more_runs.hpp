@@ -53,10 +53,9 @@
 //    Llama 3 (the paper names no kernel; its pre-training ran before FlashAttention-3 was published,
 //    arXiv:2407.08608, July 2024), the GPU's default (FA3-class on Hopper) for the Megatron-based
 //    stacks.
-//  - Gradients reduced in fp32 (training.grad_reduce_fp32) where the stack does: llm-foundry
-//    (composer's FSDP mixed precision as the row prints it: "DEFAULT" reduces in float32, "PURE" in
-//    bf16; unprinted = composer >= 0.16.4's "DEFAULT", llm-foundry's setup.py at the table's commit
-//    pins >=0.16.4,<0.17), torchtitan (mixed_precision_reduce float32) and Llama 3
+//  - Gradients reduced in fp32 (training.grad_reduce_fp32) where the stack does: llm-foundry's 2024
+//    large-scale table (composer 0.17: "DEFAULT" reduces in float32, "PURE" in bf16; the 2023
+//    tables ran composer <= 0.16.0, whose DEFAULT reduced in the parameter dtype: bf16), torchtitan (mixed_precision_reduce float32) and Llama 3
 //    (paper Sec. 3.3.4).
 //  - Pipeline schedule (all): interleaved only where the row prints it (virtual_pp > 1, or
 //    "interleav..." in pipeline_schedule / virtual_pp_note), with virtual_pp chunks where printed,
@@ -413,11 +412,16 @@ inline std::vector<MoreRun> load_more_runs(const std::string& path, std::vector<
       r.par.recompute = printed_recompute;
       r.par.zero = contains(zero_text, "SHARD_GRAD_OP") ? 2 : 3;  // FSDP SHARD_GRAD_OP / FULL_SHARD
       r.par.overlap_grad_reduce = true;
-      // composer's FSDP mixed_precision as the row prints it (composer/trainer/dist_strategy.py,
-      // get_mixed_precision): "DEFAULT" reduces in float32, "PURE" in the 16-bit precision; a row
-      // that prints neither takes composer 0.16.4's default (llm-foundry setup.py >=0.16.4,<0.17),
-      // "DEFAULT".
-      r.train.grad_reduce_fp32 = !contains(text(par["fsdp_mixed_precision"]), "PURE");
+      // composer's FSDP mixed_precision as the row prints it ("PURE" reduces in the 16-bit
+      // precision) and as the composer the run used sets "DEFAULT": float32 from composer 0.16.4
+      // (d745fcb1b "patch default (#2628)", 2023-10-10, adds reduce_dtype = torch.float32); before
+      // it DEFAULT left reduce_dtype unset and torch >= 2.0 FSDP reduces in the parameter dtype
+      // (flat_param.py _init_param_reduce_dtypes). The 2024 large-scale table (commit 5e85bd62,
+      // composer 0.17) reduces in float32; the 2023 tables' runs were done by 2023-10-03
+      // (scripts/train/benchmarking/h100new.csv @beb8dee69, same figures; image
+      // mosaicml/pytorch:2.1.0_cu121-nightly20230827 with composer 0.16.0, or older stacks), so bf16.
+      const bool composer_fp32_default = contains(text(e["source"]["primary"]), "5e85bd62");
+      r.train.grad_reduce_fp32 = composer_fp32_default && !contains(text(par["fsdp_mixed_precision"]), "PURE");
       r.par.sequence_parallel = false;
       r.train.tp_comm_overlap = false;
     } else if (fam == "torchtitan") {

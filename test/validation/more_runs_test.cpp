@@ -154,6 +154,16 @@ TEST(MoreRuns, PinsParsedValuesOfThreeRows) {
     EXPECT_EQ(r.par.recompute, model::Recompute::kFull);
     EXPECT_EQ(r.train.precision, model::Precision::kBf16);
     EXPECT_DOUBLE_EQ(r.measured_tflops, 421.3);  // tflops_per_gpu: 421.3
+    // Run by 2023-10-03 on composer <= 0.16.0, whose "DEFAULT" left the reduce dtype to torch FSDP
+    // (the parameter dtype, bf16); float32 came with composer 0.16.4.
+    EXPECT_FALSE(r.train.grad_reduce_fp32);
+  }
+
+  // The 2024 large-scale table ran composer 0.17: "DEFAULT" reduces in float32.
+  {
+    const MoreRun* m = find(runs, "llmfoundry_large_mpt70b_h100_bf16_128gpu_seq2048");
+    ASSERT_NE(m, nullptr);
+    EXPECT_TRUE(m->run.train.grad_reduce_fp32);
   }
 
   // And an A100 llm-foundry row, where the column is printed as 100x: MFU 35.87% x 312 = 111.9.
