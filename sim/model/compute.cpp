@@ -501,7 +501,9 @@ LayerTime layer_time(const ModelSpec& model, const ParallelSpec& par, const Trai
     // Userbuffer overlap needs NVLink between every member (NVSwitch, or a bridged pair).
     const bool nvlink = par.tp <= cluster.gpus_per_node && !pcie_hops(cluster, par.tp);
     const Overlap fwd_overlap = train.tp_comm_overlap && nvlink ? Overlap::kUserbuffers : Overlap::kNone;
-    const Overlap bwd_overlap = train.tp_comm_overlap && nvlink ? Overlap::kUserbuffers : Overlap::kAsync;
+    const Overlap bwd_overlap = train.tp_comm_overlap && nvlink ? Overlap::kUserbuffers
+                                : train.tp_async_backward      ? Overlap::kAsync
+                                                               : Overlap::kNone;
     const int col[2] = {0, 2}, row[2] = {1, 3};
     if (par.sequence_parallel) {
       const double ag = group_collective_time(cluster, Kind::kAllGather, par.tp, act_bytes);

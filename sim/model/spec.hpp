@@ -189,6 +189,10 @@ struct TrainingSpec {
   // Software stack (model/compute.hpp). Defaults = a current Megatron-Core/NeMo stack.
   bool flash_attention = true;   // fused causal attention; false = unfused BMMs + softmax + dropout over s^2 (Megatron-LM 2021/22)
   bool tp_comm_overlap = true;   // TP collectives pipelined with the GEMMs (TE userbuffers); false = Megatron-LM 2021/22
+  // Without tp_comm_overlap: the column-parallel backward all-reduce runs asynchronously under the
+  // weight-gradient GEMM (Megatron-LM from 2021-08-30, cf7efd4f5a, on by default since); false =
+  // synchronous, every TP collective exposed (Megatron-LM at the SC21 paper's commit 6985e58).
+  bool tp_async_backward = true;
   // Which fp8 implementation (memory only): Transformer Engine keeps the fp8 casts of the Linear
   // inputs for the backward and an fp8 copy + transpose of each weight; torchao's Float8Linear
   // (torchtitan) keeps the 16-bit inputs and weights and casts again in the backward.

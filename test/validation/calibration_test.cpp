@@ -44,7 +44,7 @@ TEST(Calibration, TheDefaultConstantsAreTheFit) {
 
 TEST(Calibration, LeaveOneSourceOutAccuracy) {
   const auto rows = validation_rows();
-  ASSERT_GE(rows.size(), 95u);  // 32 published_runs.yaml + 63 more_runs.yaml
+  ASSERT_GE(rows.size(), 94u);  // 31 published_runs.yaml (one left out: MLPerf) + 63 more_runs.yaml
   std::map<std::string, model::Calibration> loso;
   for (const Row& r : rows)
     if (!loso.count(r.family))
@@ -76,7 +76,7 @@ TEST(Calibration, LeaveOneSourceOutAccuracy) {
   std::printf("leave-one-source-out rows %d: mean |error| %.2f%% (signed %+.2f%%, max %.1f%%)\n", all_loso.rows,
               all_loso.mean_abs, all_loso.mean_signed, all_loso.max_abs);
   // Issue 13 asks for a leave-one-source-out mean |error| <= 5%, no row beyond 15% and a mean signed
-  // error within +-2%. Met: the bias (-0.4%). Not yet: the mean (6.2%) and the rows beyond 15%:
+  // error within +-2%. Met: the bias (-0.5%). Not yet: the mean (5.5%) and the rows beyond 15%:
   // llm-foundry MPT-70B on 64 A100-40GB (+26%), MPT-7B on 8 H100 at 8K (-21%). llm-foundry's H100
   // rows pull two ways inside one table: its 2024 large-scale rows that ran the 2022 Triton
   // FlashAttention (13B, 30B) are predicted 2-11% slow, those that ran flash-attn 2 (1B, 3B, 7B,
@@ -86,10 +86,10 @@ TEST(Calibration, LeaveOneSourceOutAccuracy) {
   // pay NCCL's ring latency (tuning.cc, ~2.4 ms per call at 512 ranks) and share one NCCL stream;
   // at the model's per-layer compute they stay hidden. The missing term needs a measurement (NCCL
   // all-gather / reduce-scatter at 16-64 H100 nodes and mid sizes, or a profile of these runs).
-  EXPECT_LE(all_loso.mean_abs, 6.2);
+  EXPECT_LE(all_loso.mean_abs, 5.6);
   EXPECT_LE(all_loso.max_abs, 26.5);
   EXPECT_LE(std::fabs(all_loso.mean_signed), 2.0);
-  EXPECT_LE(held.mean_abs, 6.1);
+  EXPECT_LE(held.mean_abs, 5.4);
 }
 
 }  // namespace

@@ -71,7 +71,7 @@ double simulated_step(const PublishedRun& r) {
 // calibration_test.cpp's.
 TEST(EngineValidation, EngineAndClosedFormAgreeOnEveryPublishedRow) {
   const auto runs = load_published_runs(reference_path());
-  ASSERT_GE(runs.size(), 32u);
+  ASSERT_GE(runs.size(), 31u);
   double worst = 0;
   std::printf("%-40s %9s %9s %8s\n", "id", "closed", "engine", "diff");
   std::fflush(stdout);  // the children fork with this buffer
