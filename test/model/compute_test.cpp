@@ -205,6 +205,32 @@ TEST(LayerTime, TpOverlapHidesCommunicationOnNvlinkButNotOnPcie) {
   EXPECT_GT(on_pcie.tp_comm_s, pcie_fwd);
 }
 
+TEST(LayerTime, SynchronousTpAllReducesAreAllExposed) {
+  // No SP, no userbuffers: per layer two all-reduces of s b h 2 bytes after the row-parallel GEMMs
+  // in the forward (exposed either way) and two for the column-parallel input gradients in the
+  // backward: asynchronous, they hide under the weight-gradient GEMMs (less the SMs they hold);
+  // synchronous (Megatron-LM before 2021-08-30), all four show: tp_comm = 4 all-reduces.
+  ModelSpec m;
+  m.layers = 96;
+  m.hidden = 12288;
+  m.heads = 96;
+  m.ffn_hidden = 4 * 12288;
+  m.vocab = 51200;
+  m.seq_len = 2048;
+  ParallelSpec p;
+  p.tp = 8;
+  TrainingSpec t;
+  t.tp_comm_overlap = false;
+  const LayerTime async = layer_time(m, p, t, h100_cluster());
+  t.tp_async_backward = false;
+  const LayerTime sync = layer_time(m, p, t, h100_cluster());
+  const double ar = intra_collective_time_s(h100_cluster(), collectives::Kind::kAllReduce, 8, 2048.0 * 12288 * 2);
+  EXPECT_NEAR(sync.tp_comm_s, 4 * ar, 1e-12);
+  EXPECT_LT(async.tp_comm_s, 3 * ar);  // the backward two mostly hidden
+  EXPECT_NEAR(sync.forward_s, async.forward_s, 1e-12);
+  EXPECT_NEAR(sync.backward_s - async.backward_s, sync.tp_comm_s - async.tp_comm_s, 1e-12);
+}
+
 TEST(Optimizer, AdamIsHbmBound) {
   TrainingSpec t;
   const auto cl = h100_cluster();
