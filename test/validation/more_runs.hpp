@@ -478,16 +478,9 @@ inline std::vector<MoreRun> load_more_runs(const std::string& path, std::vector<
     // without PP gradient accumulation only costs (each extra micro-batch re-reads the weights and
     // shortens the backward the gradient reduction hides under): the largest micro-batch dividing
     // the local batch whose memory fits the GPU.
-    if (!micro_batch_printed && r.par.pp == 1 && r.par.dp > 0) {
-      const int64_t local = r.train.global_batch / r.par.dp;
-      for (int64_t mb = std::max<int64_t>(1, local); mb >= 1; --mb) {
-        if (local % mb != 0) continue;
-        r.par.micro_batch = mb;
-        if (mb == 1 || model::memory_per_gpu(r.model, r.par, r.train, r.cluster).total() <=
-                           model::usable_capacity_bytes(r.cluster.gpu))
-          break;
-      }
-    }
+    if (!micro_batch_printed && r.par.pp == 1 && r.par.dp > 0)
+      r.par.micro_batch = std::max<int64_t>(
+          1, model::largest_micro_batch(r.model, r.par, r.train, r.cluster, model::usable_capacity_bytes(r.cluster.gpu)));
 
     // What the simulator can represent (as config/scenario.cpp checks a scenario).
     std::string bad;
