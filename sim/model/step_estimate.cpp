@@ -121,12 +121,11 @@ StepEstimate estimate_step(const StepCosts& costs, const ModelSpec& model, const
   //   micro-batch, no post-optimizer AG (weights stay sharded).
   const double rs = replica_collective(Kind::kReduceScatter, grad_bytes, par, cluster, c);
   const double ag = replica_collective(Kind::kAllGather, param_bytes, par, cluster, c);
-  double per_step = dp_sync_time_s(grad_bytes, par, cluster, c);
+  // ZeRO 1/2 reduce-scatter the gradients (fp32 where the stack reduces in fp32) and all-gather the
+  // updated weights (in the weights' precision).
+  double per_step = par.zero == 0 ? dp_sync_time_s(grad_bytes, par, cluster, c) : rs + ag;
   double overlapped_with_compute = 0;
-  if (par.zero == 2) {
-    per_step = rs + ag;
-    overlapped_with_compute = (m - 1) * rs;
-  }
+  if (par.zero == 2) overlapped_with_compute = (m - 1) * rs;
   // ZeRO-3 / FSDP as it runs: every layer's weights are all-gathered before its forward and again
   // before its backward, and its gradients reduce-scattered after its backward, each micro-batch;
   // the next layer's gather is prefetched under this layer's compute (depth 1). What shows per pass:

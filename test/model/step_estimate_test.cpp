@@ -180,6 +180,35 @@ TEST(StepEstimate, DistributedOptimizerGatherHidesUnderTheFirstForward) {
   EXPECT_NEAR(e.exposed_comm_s - e.pp_comm_s, expected + tax, 1e-12);
 }
 
+// Megatron's distributed optimizer with fp32 gradient reduction (what its --bf16 sets): the
+// reduce-scatter moves fp32 gradients, the all-gather after the optimizer the bf16 weights. So only
+// the reduce-scatter's half of the ZeRO-1 traffic doubles.
+TEST(StepEstimate, DistributedOptimizerGathersWeightsInTheirOwnPrecision) {
+  ParallelSpec p;
+  p.tp = 8;
+  p.pp = 4;
+  p.dp = 16;
+  p.zero = 1;
+  TrainingSpec t16;
+  t16.global_batch = 256;
+  TrainingSpec t32 = t16;
+  t32.grad_reduce_fp32 = true;
+  const auto cl = a100(64);
+  const StepCosts c16 = compute_step_costs(gpt3(), p, t16, cl);
+  const StepCosts c32 = compute_step_costs(gpt3(), p, t32, cl);
+  const double g16 = c16.stages[3].grad_bytes, g32 = c32.stages[3].grad_bytes;
+  ASSERT_NEAR(g32, 2 * g16, 1.0);
+  EXPECT_NEAR(c32.stages[3].param_bytes, c16.stages[3].param_bytes, 1.0);
+  const double d16 = estimate_step(c16, gpt3(), p, t16, cl).dp_comm_s;
+  const double d32 = estimate_step(c32, gpt3(), p, t32, cl).dp_comm_s;
+  // dp_sync_time_s(x) is RS(x) + AG(x), and RS and AG of the same bytes cost the same here (above):
+  // the growth is half of what reducing and gathering fp32 would add. Bucket counts (and so the
+  // per-call latencies) are the same: the buckets hold as many parameters either way.
+  const double rs_growth = (dp_sync_time_s(g32, p, cl) - dp_sync_time_s(g16, p, cl)) / 2;
+  EXPECT_GT(rs_growth, 0.01);
+  EXPECT_NEAR(d32 - d16, rs_growth, 1e-3 * rs_growth);
+}
+
 TEST(StepEstimate, DpSyncInsideOneNode) {
   // tp = 1, dp = 8 on one node: the all-reduce stays on NVSwitch, at the bus bandwidth measured on
   // 8 A100 for that size (cost_tables.yaml ring curve: 0.7424 at 512 MiB, 0.7635 at 1 GiB,
