@@ -55,8 +55,12 @@
 //    stacks.
 //  - Gradients reduced in fp32 (training.grad_reduce_fp32) where the stack does: llm-foundry's 2024
 //    large-scale table (composer 0.17: "DEFAULT" reduces in float32, "PURE" in bf16; the 2023
-//    tables ran composer <= 0.16.0, whose DEFAULT reduced in the parameter dtype: bf16), torchtitan (mixed_precision_reduce float32) and Llama 3
-//    (paper Sec. 3.3.4).
+//    tables ran composer <= 0.16.0, whose DEFAULT reduced in the parameter dtype: bf16), torchtitan (mixed_precision_reduce float32), Llama 3
+//    (paper Sec. 3.3.4), and the Megatron-LM rows (README r0.8.0, Nemotron-4): --bf16 sets
+//    accumulate_allreduce_grads_in_fp32 (megatron/training/arguments.py at core_r0.8.0, "bfloat16
+//    requires gradient accumulation and all-reduce to be done in fp32"), which training.py passes
+//    on as the DDP config's grad_reduce_in_fp32; the distributed optimizer then all-gathers the bf16
+//    weights.
 //  - Pipeline schedule (all): interleaved only where the row prints it (virtual_pp > 1, or
 //    "interleav..." in pipeline_schedule / virtual_pp_note), with virtual_pp chunks where printed,
 //    or virtual_pp_derived where the source's text fixes V without printing it (Llama 3: one layer
@@ -454,6 +458,7 @@ inline std::vector<MoreRun> load_more_runs(const std::string& path, std::vector<
       r.par.overlap_grad_reduce = true;
       r.par.sequence_parallel = tp_gt1;
       r.train.tp_comm_overlap = true;
+      r.train.grad_reduce_fp32 = true;  // --bf16 implies it (header)
     } else if (fam == "nanotron") {
       r.par.recompute = printed_recompute;
       r.par.zero = contains(zero_text, "ZeRO-1") ? 1 : 0;

@@ -166,6 +166,15 @@ TEST(MoreRuns, PinsParsedValuesOfThreeRows) {
     EXPECT_TRUE(m->run.train.grad_reduce_fp32);
   }
 
+  // Megatron-LM's --bf16 reduces gradients in fp32 (arguments.py at core_r0.8.0): the README's
+  // weak-scaling rows and Nemotron-4, on the distributed optimizer.
+  for (const char* id : {"megatron_core_r080_weak_70B_768gpu", "nemotron4_340b_t2_dp16_1536gpu"}) {
+    const MoreRun* m = find(runs, id);
+    ASSERT_NE(m, nullptr) << id;
+    EXPECT_TRUE(m->run.train.grad_reduce_fp32) << id;
+    EXPECT_EQ(m->run.par.zero, 1) << id;
+  }
+
   // And an A100 llm-foundry row, where the column is printed as 100x: MFU 35.87% x 312 = 111.9.
   {
     const MoreRun* m = find(runs, "llmfoundry_mpt70b_a100_40_64gpu_seq2048");
