@@ -41,6 +41,8 @@ std::vector<AdviceCandidate> candidates(const config::Scenario& sc) {
   }
   if (t.offload != model::Offload::kNone) add("no optimizer offload", {"training.offload=none"});
   if (!p.overlap_grad_reduce) add("gradient reduction overlapped with backward", {"parallelism.overlap_grad_reduce=true"});
+  if (p.pp > 1 && p.schedule == model::Schedule::kInterleaved && !p.overlap_p2p_comm)
+    add("pipeline transfers overlapped with the passes", {"parallelism.overlap_p2p_comm=true"});
   if (p.zero == 3) {
     add("ZeRO-2 (no parameter gathers)", {"parallelism.zero=2"});
     add("ZeRO-1", {"parallelism.zero=1"});

@@ -25,6 +25,9 @@
 //       block method; default: every layer)
 //   parallelism.activation_offload_layers  integer >= 0 (default 0): activations of the first N
 //       layers offloaded to host memory (Megatron's CPU offloading: N < layers, pp 1, no recompute)
+//   parallelism.overlap_p2p_comm  bool (default true): with the interleaved schedule, pipeline
+//       transfers run under the next pass in the other direction (Megatron-Core's default since
+//       2023; model/spec.hpp ParallelSpec::overlap_p2p_comm); no effect on other schedules
 //   parallelism.sp_save_gathered  bool (default false): under SP the column-parallel linears keep
 //       their all-gathered input (DTensor / torchtitan) instead of re-gathering it (Megatron)
 //   parallelism.recompute     also selective-op (torchtitan's per-op policy, model/spec.hpp)
@@ -131,7 +134,8 @@ const std::vector<std::string> kParallelKeys = {"tp",       "pp",        "dp",  
                                                 "micro_batch", "schedule", "virtual_stages", "zero",
                                                 "recompute", "sequence_parallel", "overlap_grad_reduce", "layers_per_stage",
                                                 "defer_grad_reduce", "recompute_num_layers",
-                                                "activation_offload_layers", "sp_save_gathered", "ep_overlap", "recompute_modules", "ep_dispatcher"};
+                                                "activation_offload_layers", "sp_save_gathered", "ep_overlap", "recompute_modules", "ep_dispatcher",
+                                                "overlap_p2p_comm"};
 const std::vector<std::string> kTrainingKeys = {"precision",    "optimizer",      "global_batch",    "steps",
                                                 "total_tokens", "offload",        "gpu_hour_price", "fp32_main_grads",
                                                 "runtime_reserve", "flash_attention", "tp_comm_overlap", "attention_kernel",
@@ -600,6 +604,7 @@ class Reader {
                                        model::Recompute::kSelectiveOp, model::Recompute::kFull});
     if (auto f = get(b, "sequence_parallel")) p.sequence_parallel = detail::to_bool(*f);
     if (auto f = get(b, "overlap_grad_reduce")) p.overlap_grad_reduce = detail::to_bool(*f);
+    if (auto f = get(b, "overlap_p2p_comm")) p.overlap_p2p_comm = detail::to_bool(*f);
     if (auto f = get(b, "defer_grad_reduce")) p.defer_grad_reduce = detail::to_bool(*f);
     if (auto f = get(b, "recompute_num_layers")) p.recompute_num_layers = detail::to_int(*f, 0, 1 << 20);
     if (auto f = get(b, "activation_offload_layers")) p.activation_offload_layers = detail::to_int(*f, 0, 1 << 20);

@@ -69,6 +69,21 @@ struct P2pSlot {
   Message message;             // what the last transfer carried
 };
 
+// A pipeline transfer posted asynchronously (ParallelSpec::overlap_p2p_comm): the stage's p2p
+// actor for that direction sends it while the stage computes; `done` once it has landed (the
+// sender waits for that before its next pass in the same direction, as Megatron waits for its
+// send handles).
+struct P2pJob {
+  P2pSlot* slot = nullptr;
+  sg4::Host* from = nullptr;
+  uint64_t bytes = 1;
+  double latency_s = 0;
+  Message message;
+  sg4::SemaphorePtr done = sg4::Semaphore::create(0);
+  bool exit = false;
+};
+using P2pJobPtr = std::shared_ptr<P2pJob>;
+
 // One DP flow as the communication actor starts it.
 struct DpFlow {
   sg4::Host* src = nullptr;
@@ -123,6 +138,18 @@ class CommActor {
   int64_t rail_;
 };
 
+// The p2p actor of one (replica, stage, direction): sends the stage's asynchronously posted
+// pipeline transfers in that direction one after the other (one NCCL stream each way).
+class P2pActor {
+ public:
+  P2pActor(Simulation* sim, int64_t queue) : sim_(sim), queue_(queue) {}
+  void operator()();
+
+ private:
+  Simulation* sim_;
+  int64_t queue_;
+};
+
 // One pipeline stage of one replica.
 class StageActor {
  public:
@@ -153,6 +180,11 @@ class StageActor {
   model::NetCallCost p2p_call(int64_t to_stage, double bytes) const;
   // `latency_waited`: the call's latency has just passed (compute's then_wait_s).
   void send(P2pSlot& slot, int64_t to_stage, double bytes, StepAccount& acc, bool trace, bool latency_waited = false);
+  // A pass's transfer to the neighbouring chunk: blocking (send), or with overlap_p2p_comm posted
+  // to the direction's p2p actor (0 forward, 1 backward) and left in flight.
+  void pass_send(P2pSlot& slot, int64_t to_stage, double bytes, int direction, StepAccount& acc, bool trace);
+  // With overlap_p2p_comm: waits until this stage's last transfer in `direction` has landed.
+  void await_send(int direction, StepAccount& acc);
   // One collective of the stage's DP group: a job per simulated rail, all submitted.
   // `calls`: how many NCCL calls of the real stack the job stands for (their latency is paid).
   std::vector<CommJobPtr> collective(parallel::CollectiveKind kind, double bytes, double calls, const std::string& name,
@@ -179,6 +211,7 @@ class StageActor {
   int64_t replica_;
   int64_t stage_;
   std::vector<CommJobPtr> pending_;
+  P2pJobPtr in_flight_[2];  // overlap_p2p_comm: the last transfer posted each way
   std::mt19937_64 rng_;
   std::vector<double> routing_;  // per (chunk, micro-batch, pass): the slowest ep rank's expert time factor
 };
@@ -208,6 +241,11 @@ class Simulation {
   std::vector<std::vector<std::vector<P2pSlot>>> act_, grad_;
   std::vector<std::deque<CommJobPtr>> queues_;        // per simulated (replica, stage, rail)
   std::vector<sg4::SemaphorePtr> queue_ready_;
+  // ParallelSpec::overlap_p2p_comm in effect (interleaved, pp > 1): per simulated (replica, stage)
+  // and direction, the p2p actor's queue.
+  bool overlap_p2p_ = false;
+  std::vector<std::deque<P2pJobPtr>> p2p_queues_;
+  std::vector<sg4::SemaphorePtr> p2p_ready_;
   std::vector<sg4::BarrierPtr> dp_barrier_;           // per (stage, rail), over replicas (full fidelity)
   int64_t rails_ = 1;                                 // TP ranks whose DP rings go on the network
   sg4::BarrierPtr step_barrier_;
@@ -554,6 +592,22 @@ void CommActor::operator()() {
   }
 }
 
+void P2pActor::operator()() {
+  Simulation& s = *sim_;
+  for (;;) {
+    s.p2p_ready_[queue_]->acquire();
+    P2pJobPtr job = s.p2p_queues_[queue_].front();
+    s.p2p_queues_[queue_].pop_front();
+    if (job->exit) return;
+    // NCCL's per-message latency, then the bytes on the wire (model::p2p_call_cost), as send().
+    if (job->latency_s > 0) sg4::this_actor::sleep_for(job->latency_s);
+    sg4::Comm::sendto(job->from, job->slot->to, job->bytes);
+    job->slot->message = job->message;
+    job->slot->landed->release();
+    job->done->release();
+  }
+}
+
 double StageActor::slowdown() {
   const Simulation& s = *sim_;
   double f = s.straggle_[s.actor_index(replica_, stage_)];
@@ -622,6 +676,35 @@ void StageActor::send(P2pSlot& slot, int64_t to_stage, double bytes, StepAccount
     s.trace(track, "send " + slot.name + " to stage " + std::to_string(to_stage), "send", t0, sg4::Engine::get_clock());
     s.result_.trace.push_back({"p2p", "p2p", track, t0, 0, 's', flow});
   }
+}
+
+void StageActor::pass_send(P2pSlot& slot, int64_t to_stage, double bytes, int direction, StepAccount& acc, bool trace) {
+  Simulation& s = *sim_;
+  if (!s.overlap_p2p_) {
+    send(slot, to_stage, bytes, acc, trace);
+    return;
+  }
+  const model::NetCallCost call = p2p_call(to_stage, bytes);
+  auto job = std::make_shared<P2pJob>();
+  job->slot = &slot;
+  job->from = sg4::this_actor::get_host();
+  job->bytes = static_cast<uint64_t>(std::max(1.0, std::round(bytes * call.wire_factor)));
+  job->latency_s = call.latency_s;
+  job->message = Message{sg4::Engine::get_clock(), trace ? ++s.next_flow_ : 0};
+  if (trace) s.result_.trace.push_back({"p2p", "p2p", s.track_of(replica_, stage_, Simulation::kCompute), job->message.posted_s, 0, 's', job->message.flow});
+  in_flight_[direction] = job;
+  const int64_t q = s.actor_index(replica_, stage_) * 2 + direction;
+  s.p2p_queues_[q].push_back(std::move(job));
+  s.p2p_ready_[q]->release();
+}
+
+void StageActor::await_send(int direction, StepAccount& acc) {
+  P2pJobPtr job = std::move(in_flight_[direction]);
+  in_flight_[direction] = nullptr;
+  if (!job) return;
+  const double t0 = sg4::Engine::get_clock();
+  job->done->acquire();
+  acc.comm_s += sg4::Engine::get_clock() - t0;
 }
 
 void StageActor::submit(CommJobPtr job, bool pending) {
@@ -729,11 +812,17 @@ void StageActor::forward(const parallel::PipelineOp& op, StepAccount& acc, bool 
   Simulation& s = *sim_;
   const int64_t g = parallel::model_chunk(stage_, op.chunk, s.p_);
   const auto& cost = s.costs_.stages[stage_].chunks[op.chunk];
+  await_send(0, acc);
   if (g > 0) receive(s.act_[replica_][g][op.micro_batch], acc, trace);
   const std::string name = "F" + std::to_string(op.micro_batch) + "." + std::to_string(op.chunk);
   const double slow = slowdown();
   if (s.ep_flows_) exchange(cost, true, cost.ep.window_forward_s * slow, acc, name, trace);
   const bool sends = g + 1 < s.p_ * s.v_;
+  if (s.overlap_p2p_) {
+    compute(moe_compute_s(cost, true, op.chunk, op.micro_batch) * slow, s.compute_tp_share(cost), acc, "forward", name, trace);
+    if (sends) pass_send(s.act_[replica_][g + 1][op.micro_batch], (g + 1) % s.p_, cost.activation_bytes, 0, acc, trace);
+    return;
+  }
   const double latency = sends ? p2p_call((g + 1) % s.p_, cost.activation_bytes).latency_s : 0;
   const bool waited = compute(moe_compute_s(cost, true, op.chunk, op.micro_batch) * slow, s.compute_tp_share(cost), acc,
                               "forward", name, trace, latency);
@@ -744,6 +833,7 @@ void StageActor::backward(const parallel::PipelineOp& op, bool last_micro_batch,
   Simulation& s = *sim_;
   const int64_t g = parallel::model_chunk(stage_, op.chunk, s.p_);
   const auto& cost = s.costs_.stages[stage_].chunks[op.chunk];
+  await_send(1, acc);
   if (g + 1 < s.p_ * s.v_) receive(s.grad_[replica_][g][op.micro_batch], acc, trace);
   const std::string name = "B" + std::to_string(op.micro_batch) + "." + std::to_string(op.chunk);
   const double slow = slowdown();
@@ -773,7 +863,10 @@ void StageActor::backward(const parallel::PipelineOp& op, bool last_micro_batch,
                  trace, true);
     }
     compute(seconds - released, s.compute_tp_share(cost), acc, "backward", name, trace);
-    if (g > 0) send(s.grad_[replica_][g - 1][op.micro_batch], (g - 1) % s.p_, cost.activation_bytes, acc, trace);
+    if (g > 0) pass_send(s.grad_[replica_][g - 1][op.micro_batch], (g - 1) % s.p_, cost.activation_bytes, 1, acc, trace);
+  } else if (s.overlap_p2p_) {
+    compute(seconds, s.compute_tp_share(cost), acc, "backward", name, trace);
+    if (g > 0) pass_send(s.grad_[replica_][g - 1][op.micro_batch], (g - 1) % s.p_, cost.activation_bytes, 1, acc, trace);
   } else {
     const double latency = g > 0 ? p2p_call((g - 1) % s.p_, cost.activation_bytes).latency_s : 0;
     const bool waited = compute(seconds, s.compute_tp_share(cost), acc, "backward", name, trace, latency);
@@ -798,6 +891,7 @@ void StageActor::run_zero3_passes(const std::vector<parallel::PipelineOp>& ops, 
     const int64_t g = parallel::model_chunk(stage_, op.chunk, s.p_);
     const auto& cost = s.costs_.stages[stage_].chunks[op.chunk];
     const bool fwd = op.pass == parallel::Pass::kForward;
+    await_send(fwd ? 0 : 1, acc);
     if (fwd && g > 0) receive(s.act_[replica_][g][op.micro_batch], acc, trace);
     if (!fwd && g + 1 < s.p_ * s.v_) receive(s.grad_[replica_][g][op.micro_batch], acc, trace);
     const int64_t n = layers_of(op);
@@ -813,8 +907,8 @@ void StageActor::run_zero3_passes(const std::vector<parallel::PipelineOp>& ops, 
       compute(unit, s.tp_share(cost), acc, fwd ? "forward" : "backward", name, trace);
       if (!fwd) collective(parallel::CollectiveKind::kReduceScatter, grad, 1, "grad reduce-scatter", trace, true);
     }
-    if (fwd && g + 1 < s.p_ * s.v_) send(s.act_[replica_][g + 1][op.micro_batch], (g + 1) % s.p_, cost.activation_bytes, acc, trace);
-    if (!fwd && g > 0) send(s.grad_[replica_][g - 1][op.micro_batch], (g - 1) % s.p_, cost.activation_bytes, acc, trace);
+    if (fwd && g + 1 < s.p_ * s.v_) pass_send(s.act_[replica_][g + 1][op.micro_batch], (g + 1) % s.p_, cost.activation_bytes, 0, acc, trace);
+    if (!fwd && g > 0) pass_send(s.grad_[replica_][g - 1][op.micro_batch], (g - 1) % s.p_, cost.activation_bytes, 1, acc, trace);
   }
 }
 
@@ -864,6 +958,8 @@ void StageActor::operator()() {
       }
     }
     for (const auto& job : gathered_by_first_forward) wait(job, acc);
+    await_send(0, acc);
+    await_send(1, acc);
     if (multi && !zero3 && !(s.sc_.parallel.overlap_grad_reduce)) {
       // No overlap: the whole gradient is reduced after the last backward.
       collective(s.grad_kind(), stage_cost.grad_bytes, s.real_buckets(stage_), "grad reduce", trace, true);
@@ -935,6 +1031,14 @@ void StageActor::operator()() {
     bye->rail = rail;
     submit(bye, false);
   }
+  if (s.overlap_p2p_)
+    for (int64_t dir = 0; dir < 2; ++dir) {
+      auto bye = std::make_shared<P2pJob>();
+      bye->exit = true;
+      const int64_t q = s.actor_index(replica_, stage_) * 2 + dir;
+      s.p2p_queues_[q].push_back(std::move(bye));
+      s.p2p_ready_[q]->release();
+    }
   ++s.finished_stage_actors_;
 }
 
@@ -1000,6 +1104,11 @@ RunResult Simulation::run(World world) {
   }
   queues_.resize(actors * rails_);
   for (int64_t i = 0; i < actors * rails_; ++i) queue_ready_.push_back(sg4::Semaphore::create(0));
+  overlap_p2p_ = sc_.parallel.overlap_p2p_comm && v_ > 1 && p_ > 1;
+  if (overlap_p2p_) {
+    p2p_queues_.resize(actors * 2);
+    for (int64_t i = 0; i < actors * 2; ++i) p2p_ready_.push_back(sg4::Semaphore::create(0));
+  }
   if (full_)
     for (int64_t i = 0; i < p_ * rails_; ++i) dp_barrier_.push_back(sg4::Barrier::create(static_cast<unsigned>(replicas_)));
   step_barrier_ = sg4::Barrier::create(static_cast<unsigned>(actors));
@@ -1049,6 +1158,10 @@ RunResult Simulation::run(World world) {
       for (int64_t rail = 0; rail < rails_; ++rail)
         sg4::Actor::create("comm-" + std::to_string(r) + "-" + std::to_string(st) + "-" + std::to_string(rail),
                            host_of_rank(layout_.rank(rail, 0, r, st)), CommActor(this, r, st, rail));
+      if (overlap_p2p_)
+        for (int dir = 0; dir < 2; ++dir)
+          sg4::Actor::create("p2p-" + std::to_string(r) + "-" + std::to_string(st) + (dir == 0 ? "-fwd" : "-bwd"), host,
+                             P2pActor(this, actor_index(r, st) * 2 + dir));
       for (int64_t c = 0; c < v_; ++c) {
         const int64_t g = parallel::model_chunk(st, c, p_);
         for (int64_t mb = 0; mb < m_; ++mb) {

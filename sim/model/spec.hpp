@@ -131,6 +131,14 @@ struct ParallelSpec {
   Recompute recompute = Recompute::kNone;
   bool sequence_parallel = false;
   bool overlap_grad_reduce = true;
+  // Interleaved schedule: each steady-state pass's pipeline send and receive are posted
+  // asynchronously and waited for only before the next pass in the same direction, so they run
+  // under the pass in the other direction (Megatron-Core overlap_p2p_comm: on by default for the
+  // interleaved schedule since 2023-05-31, f9283c5a "Add option to overlap p2p communication";
+  // --no-overlap-p2p-communication turns it off; megatron/training/arguments.py at core_r0.8.0
+  // turns it off for non-interleaved schedules). Warm-up and cool-down passes still wait for
+  // their transfers. No effect without interleaving.
+  bool overlap_p2p_comm = true;
   // ZeRO-2/3: gradients are accumulated unsharded, in the reduce precision, over the step's
   // micro-batches and reduce-scattered once after the last one, with the parameters kept
   // unsharded until then. torch.distributed.pipelining runs FSDP2 this way under every schedule

@@ -111,7 +111,21 @@ StepEstimate estimate_step(const StepCosts& costs, const ModelSpec& model, const
       const bool inter = node_of(g % par.pp) != node_of((g + 1) % par.pp);
       sum += p2p_time_s(cluster, inter, activation);
     }
-    e.pp_comm_s = 2 * (m * d(v) + p - 1) * sum / d(chunks - 1);
+    const double t = sum / d(chunks - 1);
+    const double passes = m * d(v);  // forward (and backward) passes per stage
+    // overlap_p2p_comm: with a steady state (more passes than the first stage's Megatron warm-up,
+    // 2(p - 1) + (v - 1)p), each transfer runs under the next pass in the other direction and shows
+    // only where it outlasts it; what stays on the path is the first micro-batch's forward through
+    // all p v chunks and the last one's backward: 2(p v - 1) transfers (the engine's figure,
+    // StepEngineTest.OverlappedPipelineTransfersHideUnderTheOtherPass). Without a steady state
+    // (all passes warm-up, e.g. m = p) every forward waits for its transfer, as when blocking.
+    const double warm = 2 * (p - 1) + d(v - 1) * p;
+    if (v > 1 && par.overlap_p2p_comm && passes > warm) {
+      const double fc = stage_forward / d(v), bc = last_backward / d(v);
+      e.pp_comm_s = 2 * sum + (passes - warm) * (std::max(0.0, t - bc) + std::max(0.0, t - fc));
+    } else {
+      e.pp_comm_s = 2 * (passes + p - 1) * t;
+    }
   }
 
   // DP sync of the step's gradients, and what repeats every micro-batch under ZeRO 2/3 (overlapping

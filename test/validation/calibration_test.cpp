@@ -86,10 +86,10 @@ TEST(Calibration, LeaveOneSourceOutAccuracy) {
   // pay NCCL's ring latency (tuning.cc, ~2.4 ms per call at 512 ranks) and share one NCCL stream;
   // at the model's per-layer compute they stay hidden. The missing term needs a measurement (NCCL
   // all-gather / reduce-scatter at 16-64 H100 nodes and mid sizes, or a profile of these runs).
-  EXPECT_LE(all_loso.mean_abs, 5.6);
+  EXPECT_LE(all_loso.mean_abs, 5.45);
   EXPECT_LE(all_loso.max_abs, 26.5);
   EXPECT_LE(std::fabs(all_loso.mean_signed), 2.0);
-  EXPECT_LE(held.mean_abs, 5.4);
+  EXPECT_LE(held.mean_abs, 5.35);
 }
 
 }  // namespace

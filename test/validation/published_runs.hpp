@@ -28,7 +28,10 @@
 //    chunks, PyTorch DDP overlapping the backward for the pp = 1 rows); SC21 Table 2 (no script):
 //    micro-batch 1, 3 chunks per device when layers/pp allows it, else 2, else 1F1B
 //    (interleaving needs m % pp == 0). SC21: every TP all-reduce synchronous (Megatron-LM at
-//    6985e58: the asynchronous one came on 2021-08-30, cf7efd4f5a).
+//    6985e58: the asynchronous one came on 2021-08-30, cf7efd4f5a). Both: pipeline transfers
+//    blocking (overlap_p2p_comm off: Megatron-LM gained the overlap on 2023-05-31, f9283c5a).
+//  - NeMo 24.07: pipeline transfers overlapped with interleaving (overlap_p2p_comm, the default;
+//    the launcher's recipes set it, batch_p2p_comm off).
 //  - NeMo 24.07's 512-GPU GPT-3 row is left out: its figure links to MLPerf Training results.
 //  - NeMo 24.07 (H100): FP8, no recompute, sequence parallel when tp > 1, distributed optimizer
 //    (zero 1) with overlapped gradient reduce, interleaved when virtual_pp > 1.
@@ -249,6 +252,8 @@ inline std::vector<PublishedRun> load_published_runs(const std::string& path, bo
       }
       r.par.schedule = v > 1 ? model::Schedule::kInterleaved : model::Schedule::k1F1B;
       r.par.virtual_stages = v;
+      // Blocking pipeline transfers: Megatron-LM overlapped them only from 2023-05-31 (f9283c5a).
+      r.par.overlap_p2p_comm = false;
     }
     if (r.metric == Metric::kStepTime)
       r.measured_tflops = model::model_flops_per_step(r.model, r.train.global_batch) /
