@@ -157,7 +157,10 @@ class StageActor {
   void operator()();
 
  private:
-  void forward(const parallel::PipelineOp& op, StepAccount& acc, bool trace);
+  // `defer_send`: Megatron's interleaved schedule without overlap_p2p_comm sends a steady-state
+  // forward's output together with the next backward's gradient, after that backward
+  // (send_forward_backward_recv_forward_backward): the send waits in deferred_ until then.
+  void forward(const parallel::PipelineOp& op, StepAccount& acc, bool trace, bool defer_send = false);
   void backward(const parallel::PipelineOp& op, bool last_micro_batch, StepAccount& acc, bool trace);
   // ZeRO-3 / FSDP: the step's passes layer by layer. Each layer's weights are all-gathered before it
   // runs (the next layer's gather issued when this one starts: prefetch depth 1), and after each
@@ -185,6 +188,9 @@ class StageActor {
   void pass_send(P2pSlot& slot, int64_t to_stage, double bytes, int direction, StepAccount& acc, bool trace);
   // With overlap_p2p_comm: waits until this stage's last transfer in `direction` has landed.
   void await_send(int direction, StepAccount& acc);
+  // The deferred forward send and this backward's gradient (`grad`, or none from the first model
+  // chunk) posted together and both waited for (one batch_isend_irecv), each after NCCL's latency.
+  void send_with_deferred(P2pSlot* grad, int64_t grad_to_stage, double grad_bytes, StepAccount& acc, bool trace);
   // One collective of the stage's DP group: a job per simulated rail, all submitted.
   // `calls`: how many NCCL calls of the real stack the job stands for (their latency is paid).
   std::vector<CommJobPtr> collective(parallel::CollectiveKind kind, double bytes, double calls, const std::string& name,
@@ -212,6 +218,11 @@ class StageActor {
   int64_t stage_;
   std::vector<CommJobPtr> pending_;
   P2pJobPtr in_flight_[2];  // overlap_p2p_comm: the last transfer posted each way
+  struct DeferredSend {
+    P2pSlot* slot = nullptr;
+    int64_t to_stage = 0;
+    double bytes = 0;
+  } deferred_;
   std::mt19937_64 rng_;
   std::vector<double> routing_;  // per (chunk, micro-batch, pass): the slowest ep rank's expert time factor
 };
@@ -698,6 +709,36 @@ void StageActor::pass_send(P2pSlot& slot, int64_t to_stage, double bytes, int di
   s.p2p_ready_[q]->release();
 }
 
+void StageActor::send_with_deferred(P2pSlot* grad, int64_t grad_to_stage, double grad_bytes, StepAccount& acc, bool trace) {
+  Simulation& s = *sim_;
+  const DeferredSend fwd = deferred_;
+  deferred_ = {};
+  struct Part {
+    P2pSlot* slot;
+    int64_t to_stage;
+    double bytes;
+  };
+  std::vector<Part> parts = {{fwd.slot, fwd.to_stage, fwd.bytes}};
+  if (grad != nullptr) parts.push_back({grad, grad_to_stage, grad_bytes});
+  const double t0 = sg4::Engine::get_clock();
+  double latency = 0;
+  for (const Part& part : parts) latency = std::max(latency, p2p_call(part.to_stage, part.bytes).latency_s);
+  if (latency > 0) sg4::this_actor::sleep_for(latency);
+  std::vector<sg4::CommPtr> comms;
+  for (const Part& part : parts) {
+    const model::NetCallCost call = p2p_call(part.to_stage, part.bytes);
+    const uint64_t flow = trace ? ++s.next_flow_ : 0;
+    part.slot->message = Message{t0, flow};
+    if (trace) s.result_.trace.push_back({"p2p", "p2p", s.track_of(replica_, stage_, Simulation::kCompute), t0, 0, 's', flow});
+    comms.push_back(sg4::Comm::sendto_async(sg4::this_actor::get_host(), part.slot->to,
+                                            static_cast<uint64_t>(std::max(1.0, std::round(part.bytes * call.wire_factor)))));
+  }
+  sg4::Comm::wait_all(comms);
+  for (const Part& part : parts) part.slot->landed->release();
+  acc.comm_s += sg4::Engine::get_clock() - t0;
+  if (trace) s.trace(s.track_of(replica_, stage_, Simulation::kCompute), "send (batched)", "send", t0, sg4::Engine::get_clock());
+}
+
 void StageActor::await_send(int direction, StepAccount& acc) {
   P2pJobPtr job = std::move(in_flight_[direction]);
   in_flight_[direction] = nullptr;
@@ -808,7 +849,7 @@ double StageActor::moe_compute_s(const model::ChunkCost& cost, bool forward, int
   return std::max(0.0, pass - folded + skew);
 }
 
-void StageActor::forward(const parallel::PipelineOp& op, StepAccount& acc, bool trace) {
+void StageActor::forward(const parallel::PipelineOp& op, StepAccount& acc, bool trace, bool defer_send) {
   Simulation& s = *sim_;
   const int64_t g = parallel::model_chunk(stage_, op.chunk, s.p_);
   const auto& cost = s.costs_.stages[stage_].chunks[op.chunk];
@@ -818,6 +859,11 @@ void StageActor::forward(const parallel::PipelineOp& op, StepAccount& acc, bool 
   const double slow = slowdown();
   if (s.ep_flows_) exchange(cost, true, cost.ep.window_forward_s * slow, acc, name, trace);
   const bool sends = g + 1 < s.p_ * s.v_;
+  if (defer_send) {
+    compute(moe_compute_s(cost, true, op.chunk, op.micro_batch) * slow, s.compute_tp_share(cost), acc, "forward", name, trace);
+    if (sends) deferred_ = {&s.act_[replica_][g + 1][op.micro_batch], (g + 1) % s.p_, cost.activation_bytes};
+    return;
+  }
   if (s.overlap_p2p_) {
     compute(moe_compute_s(cost, true, op.chunk, op.micro_batch) * slow, s.compute_tp_share(cost), acc, "forward", name, trace);
     if (sends) pass_send(s.act_[replica_][g + 1][op.micro_batch], (g + 1) % s.p_, cost.activation_bytes, 0, acc, trace);
@@ -863,7 +909,14 @@ void StageActor::backward(const parallel::PipelineOp& op, bool last_micro_batch,
                  trace, true);
     }
     compute(seconds - released, s.compute_tp_share(cost), acc, "backward", name, trace);
-    if (g > 0) pass_send(s.grad_[replica_][g - 1][op.micro_batch], (g - 1) % s.p_, cost.activation_bytes, 1, acc, trace);
+    if (deferred_.slot != nullptr) {
+      send_with_deferred(g > 0 ? &s.grad_[replica_][g - 1][op.micro_batch] : nullptr, (g - 1 + s.p_) % s.p_, cost.activation_bytes, acc, trace);
+    } else if (g > 0) {
+      pass_send(s.grad_[replica_][g - 1][op.micro_batch], (g - 1) % s.p_, cost.activation_bytes, 1, acc, trace);
+    }
+  } else if (deferred_.slot != nullptr) {
+    compute(seconds, s.compute_tp_share(cost), acc, "backward", name, trace);
+    send_with_deferred(g > 0 ? &s.grad_[replica_][g - 1][op.micro_batch] : nullptr, (g - 1 + s.p_) % s.p_, cost.activation_bytes, acc, trace);
   } else if (s.overlap_p2p_) {
     compute(seconds, s.compute_tp_share(cost), acc, "backward", name, trace);
     if (g > 0) pass_send(s.grad_[replica_][g - 1][op.micro_batch], (g - 1) % s.p_, cost.activation_bytes, 1, acc, trace);
@@ -946,9 +999,11 @@ void StageActor::operator()() {
     if (zero3) {
       run_zero3_passes(ops, stage_cost, acc, trace);
     } else {
-      for (const auto& op : ops) {
+      const bool batched = s.v_ > 1 && !s.overlap_p2p_;
+      for (size_t i = 0; i < ops.size(); ++i) {
+        const auto& op = ops[i];
         if (op.pass == parallel::Pass::kForward) {
-          forward(op, acc, trace);
+          forward(op, acc, trace, batched && i + 1 < ops.size() && ops[i + 1].pass == parallel::Pass::kBackward);
           for (const auto& job : gathered_by_first_forward) wait(job, acc);
           gathered_by_first_forward.clear();
         } else {

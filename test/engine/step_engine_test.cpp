@@ -152,6 +152,33 @@ TEST(StepEngineTest, OverlappedPipelineTransfersHideUnderTheOtherPass) {
   EXPECT_NEAR(e.step_s, overlapped, 1e-3 * overlapped);
 }
 
+// Without overlap_p2p_comm, Megatron's interleaved schedule sends a steady-state forward's output
+// together with the next backward's gradient, after that backward (one batch_isend_irecv,
+// send_forward_backward_recv_forward_backward). p = 4, v = 2, m = 8: the first stage runs
+// 2(p - 1) + (v - 1)p = 10 warm-up forwards, then 16 - 10 = 6 forward-backward pairs, each ending
+// in one batched send.
+TEST(StepEngineTest, UnoverlappedInterleavedSendsTheForwardWithTheNextBackward) {
+  auto sc = scenario(4, 8, 4, 1, model::Schedule::kInterleaved, 2, 8);
+  sc.parallel.overlap_p2p_comm = false;
+  auto o = options(1);
+  o.trace_steps = 1;
+  const auto r = simulate(sc, costs(4, 2, 8, 1e-3, 2e-3, 2e6, 0), o);
+  const int64_t stage0 = 1;  // tracks: "steps", then stage 0's compute track
+  ASSERT_NE(r.tracks[stage0].find("stage 0"), std::string::npos);
+  int batched = 0;
+  for (const auto& e : r.trace) {
+    if (e.phase != 'X' || e.track != stage0 || e.name != "send (batched)") continue;
+    ++batched;
+    bool after_backward = false;  // it starts where a backward ends
+    for (const auto& b : r.trace)
+      if (b.phase == 'X' && b.track == stage0 && b.category == "backward" &&
+          std::fabs(b.start_s + b.duration_s - e.start_s) < 1e-12)
+        after_backward = true;
+    EXPECT_TRUE(after_backward) << e.start_s;
+  }
+  EXPECT_EQ(batched, 6);
+}
+
 TEST(StepEngineTest, DpAllReduceWithoutOverlapIsExposed) {
   // Ring all-reduce of 1 GB over 4 replicas, one per node: 2(n-1)/n * S / B = 1.5 GB / 50 GB/s =
   // 30 ms at line rate, / 0.95, plus the call's latency.
