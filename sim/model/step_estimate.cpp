@@ -124,7 +124,12 @@ StepEstimate estimate_step(const StepCosts& costs, const ModelSpec& model, const
       const double fc = stage_forward / d(v), bc = last_backward / d(v);
       e.pp_comm_s = 2 * sum + (passes - warm) * (std::max(0.0, t - bc) + std::max(0.0, t - fc));
     } else {
-      e.pp_comm_s = 2 * (passes + p - 1) * t;
+      // Blocking: the slowest stage's period per micro-batch holds a transfer after its forward and
+      // one after its backward, and fill and drain one per stage boundary. With two stages and no
+      // interleaving no stage sends both ways (the first one's backward and the last one's forward
+      // have no neighbour to send to): one transfer per micro-batch and per boundary.
+      const double both_ways = (par.pp > 2 || v > 1) ? 2.0 : 1.0;
+      e.pp_comm_s = both_ways * (passes + p - 1) * t;
     }
   }
 

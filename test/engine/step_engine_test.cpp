@@ -179,6 +179,19 @@ TEST(StepEngineTest, UnoverlappedInterleavedSendsTheForwardWithTheNextBackward) 
   EXPECT_EQ(batched, 6);
 }
 
+// Blocking 1F1B over two stages: the first stage's backward and the last one's forward have no
+// neighbour to send to, so no stage waits for a transfer both ways; the step holds one per
+// micro-batch and one for the fill: (m + p - 1) = 9 at m = 8 (with 2 MB transfers, as above).
+// From three stages on, a middle stage sends both ways and the count doubles.
+TEST(StepEngineTest, TwoStagePipelineWaitsForOneTransferPerMicroBatch) {
+  const double t = 2e6 / (kNet * 50e9) + kP2p;
+  auto sc = scenario(2, 8, 2, 1, model::Schedule::k1F1B, 1, 8);
+  const auto c = costs(2, 1, 8, 1e-3, 2e-3, 2e6, 0);
+  const double step = testing::in_child([&] { return simulate(sc, c, options(2)).steps[1].time_s; });
+  EXPECT_NEAR(step, (8 + 1) * 3e-3 + 9 * t, 1e-6);
+  EXPECT_NEAR(model::estimate_step(c, sc.model, sc.parallel, sc.training, sc.cluster).pp_comm_s, 9 * t, 1e-9);
+}
+
 TEST(StepEngineTest, DpAllReduceWithoutOverlapIsExposed) {
   // Ring all-reduce of 1 GB over 4 replicas, one per node: 2(n-1)/n * S / B = 1.5 GB / 50 GB/s =
   // 30 ms at line rate, / 0.95, plus the call's latency.
