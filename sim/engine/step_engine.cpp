@@ -157,11 +157,17 @@ class StageActor {
   void operator()();
 
  private:
-  // `defer_send`: Megatron's interleaved schedule without overlap_p2p_comm sends a steady-state
-  // forward's output together with the next backward's gradient, after that backward
-  // (send_forward_backward_recv_forward_backward): the send waits in deferred_ until then.
-  void forward(const parallel::PipelineOp& op, StepAccount& acc, bool trace, bool defer_send = false);
-  void backward(const parallel::PipelineOp& op, bool last_micro_batch, StepAccount& acc, bool trace);
+  // How a pass sends its output to the neighbouring chunk:
+  //  - kBlocking: the stage waits for the transfer to land before it goes on;
+  //  - kDeferred (forward only): Megatron's interleaved schedule without overlap_p2p_comm sends a
+  //    steady-state forward's output together with the next backward's gradient, after that
+  //    backward (send_forward_backward_recv_forward_backward): the send waits in deferred_;
+  //  - kAsync (overlap_p2p_comm, a pass followed by one in the other direction): posted to the
+  //    p2p actor and awaited before the next pass in the same direction. Where that pass comes
+  //    next anyway, posting and awaiting at once is the blocking send, which costs SimGrid less.
+  enum class Send { kBlocking, kDeferred, kAsync };
+  void forward(const parallel::PipelineOp& op, StepAccount& acc, bool trace, Send send_mode);
+  void backward(const parallel::PipelineOp& op, bool last_micro_batch, StepAccount& acc, bool trace, Send send_mode);
   // ZeRO-3 / FSDP: the step's passes layer by layer. Each layer's weights are all-gathered before it
   // runs (the next layer's gather issued when this one starts: prefetch depth 1), and after each
   // layer's backward its gradients are reduce-scattered, every micro-batch.
@@ -183,9 +189,9 @@ class StageActor {
   model::NetCallCost p2p_call(int64_t to_stage, double bytes) const;
   // `latency_waited`: the call's latency has just passed (compute's then_wait_s).
   void send(P2pSlot& slot, int64_t to_stage, double bytes, StepAccount& acc, bool trace, bool latency_waited = false);
-  // A pass's transfer to the neighbouring chunk: blocking (send), or with overlap_p2p_comm posted
-  // to the direction's p2p actor (0 forward, 1 backward) and left in flight.
-  void pass_send(P2pSlot& slot, int64_t to_stage, double bytes, int direction, StepAccount& acc, bool trace);
+  // A pass's transfer to the neighbouring chunk: blocking (send), or (`async`) posted to the
+  // direction's p2p actor (0 forward, 1 backward) and left in flight.
+  void pass_send(P2pSlot& slot, int64_t to_stage, double bytes, int direction, bool async, StepAccount& acc, bool trace);
   // With overlap_p2p_comm: waits until this stage's last transfer in `direction` has landed.
   void await_send(int direction, StepAccount& acc);
   // The deferred forward send and this backward's gradient (`grad`, or none from the first model
@@ -689,9 +695,9 @@ void StageActor::send(P2pSlot& slot, int64_t to_stage, double bytes, StepAccount
   }
 }
 
-void StageActor::pass_send(P2pSlot& slot, int64_t to_stage, double bytes, int direction, StepAccount& acc, bool trace) {
+void StageActor::pass_send(P2pSlot& slot, int64_t to_stage, double bytes, int direction, bool async, StepAccount& acc, bool trace) {
   Simulation& s = *sim_;
-  if (!s.overlap_p2p_) {
+  if (!async) {
     send(slot, to_stage, bytes, acc, trace);
     return;
   }
@@ -849,7 +855,7 @@ double StageActor::moe_compute_s(const model::ChunkCost& cost, bool forward, int
   return std::max(0.0, pass - folded + skew);
 }
 
-void StageActor::forward(const parallel::PipelineOp& op, StepAccount& acc, bool trace, bool defer_send) {
+void StageActor::forward(const parallel::PipelineOp& op, StepAccount& acc, bool trace, Send send_mode) {
   Simulation& s = *sim_;
   const int64_t g = parallel::model_chunk(stage_, op.chunk, s.p_);
   const auto& cost = s.costs_.stages[stage_].chunks[op.chunk];
@@ -859,14 +865,14 @@ void StageActor::forward(const parallel::PipelineOp& op, StepAccount& acc, bool 
   const double slow = slowdown();
   if (s.ep_flows_) exchange(cost, true, cost.ep.window_forward_s * slow, acc, name, trace);
   const bool sends = g + 1 < s.p_ * s.v_;
-  if (defer_send) {
+  if (send_mode == Send::kDeferred) {
     compute(moe_compute_s(cost, true, op.chunk, op.micro_batch) * slow, s.compute_tp_share(cost), acc, "forward", name, trace);
     if (sends) deferred_ = {&s.act_[replica_][g + 1][op.micro_batch], (g + 1) % s.p_, cost.activation_bytes};
     return;
   }
-  if (s.overlap_p2p_) {
+  if (send_mode == Send::kAsync) {
     compute(moe_compute_s(cost, true, op.chunk, op.micro_batch) * slow, s.compute_tp_share(cost), acc, "forward", name, trace);
-    if (sends) pass_send(s.act_[replica_][g + 1][op.micro_batch], (g + 1) % s.p_, cost.activation_bytes, 0, acc, trace);
+    if (sends) pass_send(s.act_[replica_][g + 1][op.micro_batch], (g + 1) % s.p_, cost.activation_bytes, 0, true, acc, trace);
     return;
   }
   const double latency = sends ? p2p_call((g + 1) % s.p_, cost.activation_bytes).latency_s : 0;
@@ -875,7 +881,7 @@ void StageActor::forward(const parallel::PipelineOp& op, StepAccount& acc, bool 
   if (sends) send(s.act_[replica_][g + 1][op.micro_batch], (g + 1) % s.p_, cost.activation_bytes, acc, trace, waited);
 }
 
-void StageActor::backward(const parallel::PipelineOp& op, bool last_micro_batch, StepAccount& acc, bool trace) {
+void StageActor::backward(const parallel::PipelineOp& op, bool last_micro_batch, StepAccount& acc, bool trace, Send send_mode) {
   Simulation& s = *sim_;
   const int64_t g = parallel::model_chunk(stage_, op.chunk, s.p_);
   const auto& cost = s.costs_.stages[stage_].chunks[op.chunk];
@@ -912,14 +918,15 @@ void StageActor::backward(const parallel::PipelineOp& op, bool last_micro_batch,
     if (deferred_.slot != nullptr) {
       send_with_deferred(g > 0 ? &s.grad_[replica_][g - 1][op.micro_batch] : nullptr, (g - 1 + s.p_) % s.p_, cost.activation_bytes, acc, trace);
     } else if (g > 0) {
-      pass_send(s.grad_[replica_][g - 1][op.micro_batch], (g - 1) % s.p_, cost.activation_bytes, 1, acc, trace);
+      pass_send(s.grad_[replica_][g - 1][op.micro_batch], (g - 1) % s.p_, cost.activation_bytes, 1, send_mode == Send::kAsync, acc,
+                trace);
     }
   } else if (deferred_.slot != nullptr) {
     compute(seconds, s.compute_tp_share(cost), acc, "backward", name, trace);
     send_with_deferred(g > 0 ? &s.grad_[replica_][g - 1][op.micro_batch] : nullptr, (g - 1 + s.p_) % s.p_, cost.activation_bytes, acc, trace);
-  } else if (s.overlap_p2p_) {
+  } else if (send_mode == Send::kAsync) {
     compute(seconds, s.compute_tp_share(cost), acc, "backward", name, trace);
-    if (g > 0) pass_send(s.grad_[replica_][g - 1][op.micro_batch], (g - 1) % s.p_, cost.activation_bytes, 1, acc, trace);
+    if (g > 0) pass_send(s.grad_[replica_][g - 1][op.micro_batch], (g - 1) % s.p_, cost.activation_bytes, 1, true, acc, trace);
   } else {
     const double latency = g > 0 ? p2p_call((g - 1) % s.p_, cost.activation_bytes).latency_s : 0;
     const bool waited = compute(seconds, s.compute_tp_share(cost), acc, "backward", name, trace, latency);
@@ -960,8 +967,9 @@ void StageActor::run_zero3_passes(const std::vector<parallel::PipelineOp>& ops, 
       compute(unit, s.tp_share(cost), acc, fwd ? "forward" : "backward", name, trace);
       if (!fwd) collective(parallel::CollectiveKind::kReduceScatter, grad, 1, "grad reduce-scatter", trace, true);
     }
-    if (fwd && g + 1 < s.p_ * s.v_) pass_send(s.act_[replica_][g + 1][op.micro_batch], (g + 1) % s.p_, cost.activation_bytes, 0, acc, trace);
-    if (!fwd && g > 0) pass_send(s.grad_[replica_][g - 1][op.micro_batch], (g - 1) % s.p_, cost.activation_bytes, 1, acc, trace);
+    const bool async = s.overlap_p2p_ && i + 1 < ops.size() && ops[i + 1].pass != op.pass;
+    if (fwd && g + 1 < s.p_ * s.v_) pass_send(s.act_[replica_][g + 1][op.micro_batch], (g + 1) % s.p_, cost.activation_bytes, 0, async, acc, trace);
+    if (!fwd && g > 0) pass_send(s.grad_[replica_][g - 1][op.micro_batch], (g - 1) % s.p_, cost.activation_bytes, 1, async, acc, trace);
   }
 }
 
@@ -1002,13 +1010,17 @@ void StageActor::operator()() {
       const bool batched = s.v_ > 1 && !s.overlap_p2p_;
       for (size_t i = 0; i < ops.size(); ++i) {
         const auto& op = ops[i];
+        const bool turns = i + 1 < ops.size() && ops[i + 1].pass != op.pass;  // the next pass goes the other way
+        const Send mode = s.overlap_p2p_ && turns ? Send::kAsync
+                          : batched && turns && op.pass == parallel::Pass::kForward ? Send::kDeferred
+                                                                                     : Send::kBlocking;
         if (op.pass == parallel::Pass::kForward) {
-          forward(op, acc, trace, batched && i + 1 < ops.size() && ops[i + 1].pass == parallel::Pass::kBackward);
+          forward(op, acc, trace, mode);
           for (const auto& job : gathered_by_first_forward) wait(job, acc);
           gathered_by_first_forward.clear();
         } else {
           const bool last = ++backwards[op.chunk] == s.m_;
-          backward(op, last, acc, trace);
+          backward(op, last, acc, trace, mode);
         }
       }
     }
