@@ -150,6 +150,11 @@ class P2pActor {
   int64_t queue_;
 };
 
+// Whether the pass after ops[i] goes the other way (forward after backward or back).
+bool turns_after(const std::vector<parallel::PipelineOp>& ops, size_t i) {
+  return i + 1 < ops.size() && ops[i + 1].pass != ops[i].pass;
+}
+
 // One pipeline stage of one replica.
 class StageActor {
  public:
@@ -194,6 +199,11 @@ class StageActor {
   void pass_send(P2pSlot& slot, int64_t to_stage, double bytes, int direction, bool async, StepAccount& acc, bool trace);
   // With overlap_p2p_comm: waits until this stage's last transfer in `direction` has landed.
   void await_send(int direction, StepAccount& acc);
+  // Runs the last `seconds` of a pass, then its transfer to `slot` (none: nullptr) in `direction`
+  // as `mode` says; a forward deferred earlier leaves with it. Blocking, the transfer's NCCL latency
+  // is waited in the same activity as the pass (compute's then_wait_s).
+  void finish_pass(double seconds, double tp_share, StepAccount& acc, const char* category, const std::string& name,
+                   bool trace, P2pSlot* slot, int64_t to_stage, double bytes, int direction, Send mode);
   // The deferred forward send and this backward's gradient (`grad`, or none from the first model
   // chunk) posted together and both waited for (one batch_isend_irecv), each after NCCL's latency.
   void send_with_deferred(P2pSlot* grad, int64_t grad_to_stage, double grad_bytes, StepAccount& acc, bool trace);
@@ -263,6 +273,12 @@ class Simulation {
   bool overlap_p2p_ = false;
   std::vector<std::deque<P2pJobPtr>> p2p_queues_;
   std::vector<sg4::SemaphorePtr> p2p_ready_;
+  int64_t p2p_index(int64_t replica, int64_t stage, int direction) const { return actor_index(replica, stage) * 2 + direction; }
+  void post_p2p(int64_t replica, int64_t stage, int direction, P2pJobPtr job) {
+    const int64_t q = p2p_index(replica, stage, direction);
+    p2p_queues_[q].push_back(std::move(job));
+    p2p_ready_[q]->release();
+  }
   std::vector<sg4::BarrierPtr> dp_barrier_;           // per (stage, rail), over replicas (full fidelity)
   int64_t rails_ = 1;                                 // TP ranks whose DP rings go on the network
   sg4::BarrierPtr step_barrier_;
@@ -710,9 +726,7 @@ void StageActor::pass_send(P2pSlot& slot, int64_t to_stage, double bytes, int di
   job->message = Message{sg4::Engine::get_clock(), trace ? ++s.next_flow_ : 0};
   if (trace) s.result_.trace.push_back({"p2p", "p2p", s.track_of(replica_, stage_, Simulation::kCompute), job->message.posted_s, 0, 's', job->message.flow});
   in_flight_[direction] = job;
-  const int64_t q = s.actor_index(replica_, stage_) * 2 + direction;
-  s.p2p_queues_[q].push_back(std::move(job));
-  s.p2p_ready_[q]->release();
+  s.post_p2p(replica_, stage_, direction, std::move(job));
 }
 
 void StageActor::send_with_deferred(P2pSlot* grad, int64_t grad_to_stage, double grad_bytes, StepAccount& acc, bool trace) {
@@ -721,23 +735,22 @@ void StageActor::send_with_deferred(P2pSlot* grad, int64_t grad_to_stage, double
   deferred_ = {};
   struct Part {
     P2pSlot* slot;
-    int64_t to_stage;
     double bytes;
+    model::NetCallCost call;
   };
-  std::vector<Part> parts = {{fwd.slot, fwd.to_stage, fwd.bytes}};
-  if (grad != nullptr) parts.push_back({grad, grad_to_stage, grad_bytes});
+  std::vector<Part> parts = {{fwd.slot, fwd.bytes, p2p_call(fwd.to_stage, fwd.bytes)}};
+  if (grad != nullptr) parts.push_back({grad, grad_bytes, p2p_call(grad_to_stage, grad_bytes)});
   const double t0 = sg4::Engine::get_clock();
   double latency = 0;
-  for (const Part& part : parts) latency = std::max(latency, p2p_call(part.to_stage, part.bytes).latency_s);
+  for (const Part& part : parts) latency = std::max(latency, part.call.latency_s);
   if (latency > 0) sg4::this_actor::sleep_for(latency);
   std::vector<sg4::CommPtr> comms;
   for (const Part& part : parts) {
-    const model::NetCallCost call = p2p_call(part.to_stage, part.bytes);
     const uint64_t flow = trace ? ++s.next_flow_ : 0;
     part.slot->message = Message{t0, flow};
     if (trace) s.result_.trace.push_back({"p2p", "p2p", s.track_of(replica_, stage_, Simulation::kCompute), t0, 0, 's', flow});
     comms.push_back(sg4::Comm::sendto_async(sg4::this_actor::get_host(), part.slot->to,
-                                            static_cast<uint64_t>(std::max(1.0, std::round(part.bytes * call.wire_factor)))));
+                                            static_cast<uint64_t>(std::max(1.0, std::round(part.bytes * part.call.wire_factor)))));
   }
   sg4::Comm::wait_all(comms);
   for (const Part& part : parts) part.slot->landed->release();
@@ -864,21 +877,9 @@ void StageActor::forward(const parallel::PipelineOp& op, StepAccount& acc, bool 
   const std::string name = "F" + std::to_string(op.micro_batch) + "." + std::to_string(op.chunk);
   const double slow = slowdown();
   if (s.ep_flows_) exchange(cost, true, cost.ep.window_forward_s * slow, acc, name, trace);
-  const bool sends = g + 1 < s.p_ * s.v_;
-  if (send_mode == Send::kDeferred) {
-    compute(moe_compute_s(cost, true, op.chunk, op.micro_batch) * slow, s.compute_tp_share(cost), acc, "forward", name, trace);
-    if (sends) deferred_ = {&s.act_[replica_][g + 1][op.micro_batch], (g + 1) % s.p_, cost.activation_bytes};
-    return;
-  }
-  if (send_mode == Send::kAsync) {
-    compute(moe_compute_s(cost, true, op.chunk, op.micro_batch) * slow, s.compute_tp_share(cost), acc, "forward", name, trace);
-    if (sends) pass_send(s.act_[replica_][g + 1][op.micro_batch], (g + 1) % s.p_, cost.activation_bytes, 0, true, acc, trace);
-    return;
-  }
-  const double latency = sends ? p2p_call((g + 1) % s.p_, cost.activation_bytes).latency_s : 0;
-  const bool waited = compute(moe_compute_s(cost, true, op.chunk, op.micro_batch) * slow, s.compute_tp_share(cost), acc,
-                              "forward", name, trace, latency);
-  if (sends) send(s.act_[replica_][g + 1][op.micro_batch], (g + 1) % s.p_, cost.activation_bytes, acc, trace, waited);
+  P2pSlot* out = g + 1 < s.p_ * s.v_ ? &s.act_[replica_][g + 1][op.micro_batch] : nullptr;
+  finish_pass(moe_compute_s(cost, true, op.chunk, op.micro_batch) * slow, s.compute_tp_share(cost), acc, "forward", name, trace,
+              out, (g + 1) % s.p_, cost.activation_bytes, 0, send_mode);
 }
 
 void StageActor::backward(const parallel::PipelineOp& op, bool last_micro_batch, StepAccount& acc, bool trace, Send send_mode) {
@@ -891,7 +892,10 @@ void StageActor::backward(const parallel::PipelineOp& op, bool last_micro_batch,
   const double slow = slowdown();
   if (s.ep_flows_) exchange(cost, false, cost.ep.window_backward_s * slow, acc, name, trace);
   const double seconds = moe_compute_s(cost, false, op.chunk, op.micro_batch) * slow;
+  P2pSlot* out = g > 0 ? &s.grad_[replica_][g - 1][op.micro_batch] : nullptr;
+  const int64_t to_stage = (g - 1 + s.p_) % s.p_;
   const bool overlap = s.sc_.parallel.overlap_grad_reduce && s.replicas_total() > 1;
+  double released = 0;  // of `seconds`, what the bucketed last backward has already run
   if (last_micro_batch && overlap) {
     // The last backward of a chunk finalises its gradients bucket by bucket: each real bucket's
     // reduction starts as soon as its part of the backward is done. A simulated bucket stands for
@@ -905,7 +909,6 @@ void StageActor::backward(const parallel::PipelineOp& op, bool last_micro_batch,
     const double k = std::max(1.0, s.calls_per_job_);
     const double real_backward = seconds / (k * static_cast<double>(nb));
     const double real_reduce = model::grad_reduce_time_s(bytes / k, s.sc_.parallel, s.sc_.cluster);
-    double released = 0;
     for (int64_t b = 0; b < nb; ++b) {
       const double ready = static_cast<double>(b + 1) * k * real_backward - (k - 1) * real_reduce;
       const double t = std::clamp(ready, std::max(released, real_backward), seconds);
@@ -914,23 +917,26 @@ void StageActor::backward(const parallel::PipelineOp& op, bool last_micro_batch,
       collective(s.grad_kind(), bytes, s.calls_per_job_, "grad bucket " + std::to_string(op.chunk) + "." + std::to_string(b),
                  trace, true);
     }
-    compute(seconds - released, s.compute_tp_share(cost), acc, "backward", name, trace);
-    if (deferred_.slot != nullptr) {
-      send_with_deferred(g > 0 ? &s.grad_[replica_][g - 1][op.micro_batch] : nullptr, (g - 1 + s.p_) % s.p_, cost.activation_bytes, acc, trace);
-    } else if (g > 0) {
-      pass_send(s.grad_[replica_][g - 1][op.micro_batch], (g - 1) % s.p_, cost.activation_bytes, 1, send_mode == Send::kAsync, acc,
-                trace);
-    }
-  } else if (deferred_.slot != nullptr) {
-    compute(seconds, s.compute_tp_share(cost), acc, "backward", name, trace);
-    send_with_deferred(g > 0 ? &s.grad_[replica_][g - 1][op.micro_batch] : nullptr, (g - 1 + s.p_) % s.p_, cost.activation_bytes, acc, trace);
-  } else if (send_mode == Send::kAsync) {
-    compute(seconds, s.compute_tp_share(cost), acc, "backward", name, trace);
-    if (g > 0) pass_send(s.grad_[replica_][g - 1][op.micro_batch], (g - 1) % s.p_, cost.activation_bytes, 1, true, acc, trace);
+  }
+  finish_pass(seconds - released, s.compute_tp_share(cost), acc, "backward", name, trace, out, to_stage, cost.activation_bytes, 1,
+              send_mode);
+}
+
+void StageActor::finish_pass(double seconds, double tp_share, StepAccount& acc, const char* category, const std::string& name,
+                             bool trace, P2pSlot* slot, int64_t to_stage, double bytes, int direction, Send mode) {
+  if (deferred_.slot != nullptr) {
+    compute(seconds, tp_share, acc, category, name, trace);
+    send_with_deferred(slot, to_stage, bytes, acc, trace);
+  } else if (mode == Send::kDeferred) {
+    compute(seconds, tp_share, acc, category, name, trace);
+    if (slot != nullptr) deferred_ = {slot, to_stage, bytes};
+  } else if (mode == Send::kAsync) {
+    compute(seconds, tp_share, acc, category, name, trace);
+    if (slot != nullptr) pass_send(*slot, to_stage, bytes, direction, true, acc, trace);
   } else {
-    const double latency = g > 0 ? p2p_call((g - 1) % s.p_, cost.activation_bytes).latency_s : 0;
-    const bool waited = compute(seconds, s.compute_tp_share(cost), acc, "backward", name, trace, latency);
-    if (g > 0) send(s.grad_[replica_][g - 1][op.micro_batch], (g - 1) % s.p_, cost.activation_bytes, acc, trace, waited);
+    const double latency = slot != nullptr ? p2p_call(to_stage, bytes).latency_s : 0;
+    const bool waited = compute(seconds, tp_share, acc, category, name, trace, latency);
+    if (slot != nullptr) send(*slot, to_stage, bytes, acc, trace, waited);
   }
 }
 
@@ -967,7 +973,7 @@ void StageActor::run_zero3_passes(const std::vector<parallel::PipelineOp>& ops, 
       compute(unit, s.tp_share(cost), acc, fwd ? "forward" : "backward", name, trace);
       if (!fwd) collective(parallel::CollectiveKind::kReduceScatter, grad, 1, "grad reduce-scatter", trace, true);
     }
-    const bool async = s.overlap_p2p_ && i + 1 < ops.size() && ops[i + 1].pass != op.pass;
+    const bool async = s.overlap_p2p_ && turns_after(ops, i);
     if (fwd && g + 1 < s.p_ * s.v_) pass_send(s.act_[replica_][g + 1][op.micro_batch], (g + 1) % s.p_, cost.activation_bytes, 0, async, acc, trace);
     if (!fwd && g > 0) pass_send(s.grad_[replica_][g - 1][op.micro_batch], (g - 1) % s.p_, cost.activation_bytes, 1, async, acc, trace);
   }
@@ -1010,7 +1016,7 @@ void StageActor::operator()() {
       const bool batched = s.v_ > 1 && !s.overlap_p2p_;
       for (size_t i = 0; i < ops.size(); ++i) {
         const auto& op = ops[i];
-        const bool turns = i + 1 < ops.size() && ops[i + 1].pass != op.pass;  // the next pass goes the other way
+        const bool turns = turns_after(ops, i);
         const Send mode = s.overlap_p2p_ && turns ? Send::kAsync
                           : batched && turns && op.pass == parallel::Pass::kForward ? Send::kDeferred
                                                                                      : Send::kBlocking;
@@ -1099,12 +1105,10 @@ void StageActor::operator()() {
     submit(bye, false);
   }
   if (s.overlap_p2p_)
-    for (int64_t dir = 0; dir < 2; ++dir) {
+    for (int dir = 0; dir < 2; ++dir) {
       auto bye = std::make_shared<P2pJob>();
       bye->exit = true;
-      const int64_t q = s.actor_index(replica_, stage_) * 2 + dir;
-      s.p2p_queues_[q].push_back(std::move(bye));
-      s.p2p_ready_[q]->release();
+      s.post_p2p(replica_, stage_, dir, std::move(bye));
     }
   ++s.finished_stage_actors_;
 }
@@ -1228,7 +1232,7 @@ RunResult Simulation::run(World world) {
       if (overlap_p2p_)
         for (int dir = 0; dir < 2; ++dir)
           sg4::Actor::create("p2p-" + std::to_string(r) + "-" + std::to_string(st) + (dir == 0 ? "-fwd" : "-bwd"), host,
-                             P2pActor(this, actor_index(r, st) * 2 + dir));
+                             P2pActor(this, p2p_index(r, st, dir)));
       for (int64_t c = 0; c < v_; ++c) {
         const int64_t g = parallel::model_chunk(st, c, p_);
         for (int64_t mb = 0; mb < m_; ++mb) {
