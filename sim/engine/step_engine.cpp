@@ -289,6 +289,7 @@ class Simulation {
   RunResult result_;
   int64_t steps_done_ = 0;
   int64_t finished_stage_actors_ = 0;
+  int64_t passes_done_ = 0;  // passes every stage actor has run so far (the watchdog's progress mark)
   int64_t dp_flows_step0_ = 0;
   int64_t p2p_flows_step0_ = 0;
   bool stop_requested_ = false;
@@ -305,6 +306,13 @@ class Simulation {
   // in when every replica is simulated, else the one simulated replica, which stands for all)
   // for an exponential time, then restores it. Overlapping episodes on one stage count once.
   void start_straggler_episodes();
+  // With daemons that run for ever (tenants, link flaps, straggler episodes) simulated time never
+  // stops, so SimGrid cannot see stage actors blocked for good: a run would hang. The watchdog, a
+  // daemon of its own, ends the simulation when no pass has run for an hour plus 100 closed-form
+  // steps of simulated time (longer than any wait a live run has: tenants keep every link at 5% or
+  // more of its bandwidth), and the run fails as stalled, as SimGrid's own deadlock detection
+  // makes it fail without daemons.
+  void start_watchdog();
   std::vector<int64_t> episodes_active_;
   std::vector<double> straggle_base_;
   // Steps k-3, k-2 and k-1 (all finished and accounted when step k ends) took the same time and
@@ -656,6 +664,7 @@ bool StageActor::compute(double seconds, double tp_share, StepAccount& acc, cons
   if (seconds <= 0) return false;
   const double start = sg4::Engine::get_clock();
   sg4::this_actor::sleep_for(seconds + then_wait_s);
+  ++sim_->passes_done_;
   const double end = sg4::Engine::get_clock() - then_wait_s;
   acc.tp_comm_s += (end - start) * tp_share;
   acc.compute_s += (end - start) * (1 - tp_share);
@@ -1013,13 +1022,20 @@ void StageActor::operator()() {
     if (zero3) {
       run_zero3_passes(ops, stage_cost, acc, trace);
     } else {
+      // Without overlap_p2p_comm only a steady-state forward waits for the next backward's send:
+      // the last warm-up forward (the turn into the cool-down when every forward is warm-up, m == p)
+      // goes at once, as Megatron's send_forward_recv_forward sends it; deferred, the backward after
+      // it would wait for a gradient that needs it.
       const bool batched = s.v_ > 1 && !s.overlap_p2p_;
+      const int64_t warmup = batched ? parallel::interleaved_warmup(s.p_, s.m_, s.v_, stage_) : 0;
+      int64_t forwards = 0;
       for (size_t i = 0; i < ops.size(); ++i) {
         const auto& op = ops[i];
         const bool turns = turns_after(ops, i);
+        const bool steady = op.pass == parallel::Pass::kForward && forwards++ >= warmup;
         const Send mode = s.overlap_p2p_ && turns ? Send::kAsync
-                          : batched && turns && op.pass == parallel::Pass::kForward ? Send::kDeferred
-                                                                                     : Send::kBlocking;
+                          : batched && turns && steady ? Send::kDeferred
+                                                       : Send::kBlocking;
         if (op.pass == parallel::Pass::kForward) {
           forward(op, acc, trace, mode);
           for (const auto& job : gathered_by_first_forward) wait(job, acc);
@@ -1244,6 +1260,7 @@ RunResult Simulation::run(World world) {
     }
   }
   start_contention(sc_, *platform_, opt_.seed);
+  start_watchdog();
 
   engine->run();
 
@@ -1338,6 +1355,30 @@ RunResult Simulation::run(World world) {
   result_.dp_flows_classed = dp_flows_classed_;
   result_.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   return std::move(result_);
+}
+
+void Simulation::start_watchdog() {
+  const bool daemons = (sc_.contention && sc_.contention->tenants > 0) ||
+                       (sc_.stragglers && sc_.stragglers->episodes_per_gpu_hour > 0) ||
+                       (sc_.link_faults && sc_.link_faults->flaps_per_link_hour > 0);
+  if (!daemons) return;
+  const double bound =
+      3600.0 + 100.0 * model::estimate_step(costs_, sc_.model, sc_.parallel, sc_.training, sc_.cluster).step_s;
+  sg4::Actor::create("watchdog", platform_->gpu(0, 0), [this, bound] {
+    int64_t seen = -1;
+    double since = 0;
+    for (;;) {
+      sg4::this_actor::sleep_for(bound / 10);
+      const double now = sg4::Engine::get_clock();
+      if (passes_done_ != seen) {
+        seen = passes_done_;
+        since = now;
+      } else if (now - since >= bound) {
+        sg4::Actor::kill_all();  // every other actor; the run then reports the stage actors that never finished
+        return;
+      }
+    }
+  })->daemonize();
 }
 
 void Simulation::start_straggler_episodes() {

@@ -35,9 +35,7 @@ std::vector<PipelineOp> interleaved(int64_t p, int64_t m, int64_t v, int64_t ran
     if (pass == Pass::kBackward) chunk = v - 1 - chunk;
     return PipelineOp{pass, (k / (p * v)) * p + k % p, chunk};
   };
-  int64_t warmup = (p - rank - 1) * 2 + (v - 1) * p;
-  if (m == p) warmup = total;  // Megatron: all forwards first when m == p
-  warmup = std::min(warmup, total);
+  const int64_t warmup = interleaved_warmup(p, m, v, rank);
   std::vector<PipelineOp> ops;
   int64_t f = 0;
   int64_t b = 0;
@@ -51,6 +49,12 @@ std::vector<PipelineOp> interleaved(int64_t p, int64_t m, int64_t v, int64_t ran
 }
 
 }  // namespace
+
+int64_t interleaved_warmup(int64_t p, int64_t m, int64_t v, int64_t rank) {
+  const int64_t total = m * v;
+  if (m == p) return total;  // Megatron: all forwards first when m == p
+  return std::min((p - rank - 1) * 2 + (v - 1) * p, total);
+}
 
 std::vector<std::vector<PipelineOp>> build_schedule(model::Schedule schedule, int64_t p, int64_t m, int64_t v) {
   std::vector<std::vector<PipelineOp>> plan(static_cast<size_t>(p));

@@ -28,6 +28,12 @@ struct PipelineOp {
 // once backward; a backward of (mb, chunk) comes after its forward.
 std::vector<std::vector<PipelineOp>> build_schedule(model::Schedule schedule, int64_t p, int64_t m, int64_t v);
 
+// Forward passes rank `rank` runs before its first backward in Megatron's interleaved schedule
+// (v > 1): (p - rank - 1) * 2 + (v - 1) * p, every one of the m v when m == p or fewer remain
+// (schedules.py get_pp_rank_microbatches: all_warmup_microbatches). The forwards after them are
+// the steady state's, each followed by a backward.
+int64_t interleaved_warmup(int64_t p, int64_t m, int64_t v, int64_t rank);
+
 // Global model-chunk index of local chunk c on rank r: c * p + r.
 inline int64_t model_chunk(int64_t rank, int64_t chunk, int64_t p) { return chunk * p + rank; }
 

@@ -179,6 +179,38 @@ TEST(StepEngineTest, UnoverlappedInterleavedSendsTheForwardWithTheNextBackward) 
   EXPECT_EQ(batched, 6);
 }
 
+// With m == p every forward of Megatron's interleaved schedule is warm-up (all_warmup_microbatches)
+// and, without overlap_p2p_comm, each is sent at once (send_forward_recv_forward): there is no
+// steady state whose forward could wait for a backward's send. Deferring the last forward, the
+// turn into the cool-down, left its backward waiting for a gradient that needed it: every stage
+// blocked (the flagship with --set parallelism.overlap_p2p_comm=false stalled; with tenants, whose
+// daemons keep time going, it ran for ever). Every transfer blocking: the closed form's
+// 2(m v + p - 1) = 22 of them, and the engine agrees within 2% (issue 13).
+TEST(StepEngineTest, UnoverlappedInterleavedWithOnlyWarmUpForwardsSendsEachAtOnce) {
+  auto sc = scenario(4, 8, 4, 1, model::Schedule::kInterleaved, 2, 4);
+  sc.parallel.overlap_p2p_comm = false;
+  const auto c = costs(4, 2, 4, 1e-3, 2e-3, 2e6, 0);
+  auto o = options(2);
+  o.trace_steps = 1;
+  const auto r = simulate(sc, c, o);
+  ASSERT_EQ(r.steps.size(), 2u);
+  for (const auto& e : r.trace) EXPECT_NE(e.name, "send (batched)") << e.start_s;
+  const auto est = model::estimate_step(c, sc.model, sc.parallel, sc.training, sc.cluster);
+  const double t = 2e6 / (kNet * 50e9) + kP2p;
+  EXPECT_NEAR(est.pp_comm_s, 2 * (4 * 2 + 4 - 1) * t, 1e-9);
+  EXPECT_NEAR(r.steps[1].time_s, est.step_s, 0.02 * est.step_s);
+}
+
+// The same with tenants on the fabric: their daemons keep simulated time going, so a stall would
+// not end by itself; the run finishes (and a stalled one fails: the engine's watchdog).
+TEST(StepEngineTest, UnoverlappedInterleavedWithTenantsFinishes) {
+  auto sc = scenario(4, 8, 4, 1, model::Schedule::kInterleaved, 2, 4);
+  sc.parallel.overlap_p2p_comm = false;
+  sc.contention = config::ContentionSpec{};
+  const auto r = simulate(sc, costs(4, 2, 4, 1e-3, 2e-3, 2e6, 0), options(3));
+  EXPECT_EQ(r.steps.size(), 3u);
+}
+
 // Blocking 1F1B over two stages: the first stage's backward and the last one's forward have no
 // neighbour to send to, so no stage waits for a transfer both ways; the step holds one per
 // micro-batch and one for the fill: (m + p - 1) = 9 at m = 8 (with 2 MB transfers, as above).
