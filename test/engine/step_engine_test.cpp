@@ -211,6 +211,33 @@ TEST(StepEngineTest, UnoverlappedInterleavedWithTenantsFinishes) {
   EXPECT_EQ(r.steps.size(), 3u);
 }
 
+// Every pipeline schedule finishes, with and without overlapped transfers, whether the
+// micro-batches fill the pipeline exactly (m == p: interleaving is all warm-up) or twice over, and
+// agrees with the closed form within 2% (issue 13). A stall throws in the child: -1.
+TEST(StepEngineTest, EveryScheduleFinishesAndAgreesWithTheClosedForm) {
+  struct Case {
+    model::Schedule schedule;
+    int64_t p, v, m;
+  };
+  std::vector<Case> cases;
+  for (int64_t p : {2, 4})
+    for (int64_t m : {p, 2 * p}) {
+      cases.push_back({model::Schedule::kGpipe, p, 1, m});
+      cases.push_back({model::Schedule::k1F1B, p, 1, m});
+      for (int64_t v : {2, 3}) cases.push_back({model::Schedule::kInterleaved, p, v, m});
+    }
+  for (const Case& k : cases)
+    for (bool overlap : {true, false}) {
+      auto sc = scenario(4, 8, k.p, 1, k.schedule, k.v, k.m);
+      sc.parallel.overlap_p2p_comm = overlap;
+      const auto c = costs(k.p, k.v, k.m, 1e-3, 2e-3, 2e6, 0);
+      const double step = testing::in_child([&] { return simulate(sc, c, options(2)).steps[1].time_s; });
+      const double closed = model::estimate_step(c, sc.model, sc.parallel, sc.training, sc.cluster).step_s;
+      EXPECT_NEAR(step, closed, 0.02 * closed) << "schedule " << static_cast<int>(k.schedule) << " p " << k.p << " v " << k.v
+                                               << " m " << k.m << " overlap " << overlap;
+    }
+}
+
 // Blocking 1F1B over two stages: the first stage's backward and the last one's forward have no
 // neighbour to send to, so no stage waits for a transfer both ways; the step holds one per
 // micro-batch and one for the fill: (m + p - 1) = 9 at m = 8 (with 2 MB transfers, as above).
