@@ -247,7 +247,8 @@ class Simulation {
  public:
   Simulation(const config::Scenario& sc, const model::StepCosts& costs, const EngineOptions& opt)
       : sc_(sc), costs_(costs), opt_(opt), layout_(sc.parallel, sc.cluster.gpus_per_node),
-        dp_overlap_tax_s_(model::estimate_step(costs, sc.model, sc.parallel, sc.training, sc.cluster).dp_overlap_tax_s) {}
+        closed_form_(model::estimate_step(costs, sc.model, sc.parallel, sc.training, sc.cluster)),
+        dp_overlap_tax_s_(closed_form_.dp_overlap_tax_s) {}
 
   RunResult run(World world);
 
@@ -258,6 +259,7 @@ class Simulation {
   parallel::RankLayout layout_;
   // Compute lost per step to the SMs NCCL holds while DP traffic runs beside it (the closed form's
   // figure, model/step_estimate.hpp): played at the step's end, counted as communication.
+  model::StepEstimate closed_form_;  // the same step in closed form (model/step_estimate.hpp)
   double dp_overlap_tax_s_ = 0;
   std::unique_ptr<platform::Platform> platform_;
   std::vector<std::vector<parallel::PipelineOp>> plan_;
@@ -308,10 +310,10 @@ class Simulation {
   void start_straggler_episodes();
   // With daemons that run for ever (tenants, link flaps, straggler episodes) simulated time never
   // stops, so SimGrid cannot see stage actors blocked for good: a run would hang. The watchdog, a
-  // daemon of its own, ends the simulation when no pass has run for an hour plus 100 closed-form
-  // steps of simulated time (longer than any wait a live run has: tenants keep every link at 5% or
-  // more of its bandwidth), and the run fails as stalled, as SimGrid's own deadlock detection
-  // makes it fail without daemons.
+  // daemon of its own in every run (so no list of which features start daemons can fall behind),
+  // ends the simulation when no pass has run for an hour plus 100 closed-form steps of simulated
+  // time (longer than any wait a live run has: tenants keep every link at 5% or more of its
+  // bandwidth), and the run fails as stalled.
   void start_watchdog();
   std::vector<int64_t> episodes_active_;
   std::vector<double> straggle_base_;
@@ -1032,11 +1034,13 @@ void StageActor::operator()() {
       for (size_t i = 0; i < ops.size(); ++i) {
         const auto& op = ops[i];
         const bool turns = turns_after(ops, i);
-        const bool steady = op.pass == parallel::Pass::kForward && forwards++ >= warmup;
+        const bool is_forward = op.pass == parallel::Pass::kForward;
+        const bool steady = is_forward && forwards >= warmup;
+        if (is_forward) ++forwards;
         const Send mode = s.overlap_p2p_ && turns ? Send::kAsync
                           : batched && turns && steady ? Send::kDeferred
                                                        : Send::kBlocking;
-        if (op.pass == parallel::Pass::kForward) {
+        if (is_forward) {
           forward(op, acc, trace, mode);
           for (const auto& job : gathered_by_first_forward) wait(job, acc);
           gathered_by_first_forward.clear();
@@ -1358,12 +1362,7 @@ RunResult Simulation::run(World world) {
 }
 
 void Simulation::start_watchdog() {
-  const bool daemons = (sc_.contention && sc_.contention->tenants > 0) ||
-                       (sc_.stragglers && sc_.stragglers->episodes_per_gpu_hour > 0) ||
-                       (sc_.link_faults && sc_.link_faults->flaps_per_link_hour > 0);
-  if (!daemons) return;
-  const double bound =
-      3600.0 + 100.0 * model::estimate_step(costs_, sc_.model, sc_.parallel, sc_.training, sc_.cluster).step_s;
+  const double bound = 3600.0 + 100.0 * closed_form_.step_s;
   sg4::Actor::create("watchdog", platform_->gpu(0, 0), [this, bound] {
     int64_t seen = -1;
     double since = 0;
