@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <memory>
 #include <numeric>
 #include <random>
@@ -141,14 +142,11 @@ bool has_faults(const config::Scenario& scenario) {
   return scenario.link_faults && (scenario.link_faults->degraded > 0 || scenario.link_faults->flaps_per_link_hour > 0);
 }
 
-}  // namespace
-
-std::vector<sg4::Link*> contended_links(const config::Scenario& scenario, const platform::Platform& platform) {
+// Every link a noise source touches, once each: the fabric links (faults; tenants on a dedicated
+// fabric) and the shared links (tenants on a shared one). Tens of thousands of links under ECMP at
+// 16K GPUs: deduplicated through a set, not searched.
+std::vector<sg4::Link*> noisy_links(const platform::Platform& platform) {
   std::vector<sg4::Link*> all;
-  if (!has_tenants(scenario) && !has_faults(scenario)) return all;
-  // One state over every link a source touches: the fabric links (faults; tenants on a dedicated
-  // fabric) and the shared links (tenants on a shared one).
-  // Tens of thousands of links under ECMP at 16K GPUs: deduplicated through a set, not searched.
   std::unordered_set<sg4::Link*> seen;
   for (const auto* links : {&platform.fabric_links(), &platform.shared_links()})
     for (auto* l : *links)
@@ -156,10 +154,83 @@ std::vector<sg4::Link*> contended_links(const config::Scenario& scenario, const 
   return all;
 }
 
+// The links the tenants cross, as indices into `all`: for each tenant, each of its candidate links
+// (the platform's shared links, else its switch uplinks: aggregation/spine layer) with probability
+// 1/2 (at least one), drawn from the contention seed mixed with the run seed, so seeds give
+// different placements. Also returns each tenant's seed for its own draws.
+struct TenantPlacement {
+  std::vector<size_t> candidates;
+  std::vector<std::vector<size_t>> links;
+  std::vector<uint64_t> seeds;
+};
+TenantPlacement place_tenants(const config::Scenario& scenario, const platform::Platform& platform,
+                              const std::vector<sg4::Link*>& all, uint64_t seed) {
+  TenantPlacement out;
+  std::unordered_map<sg4::Link*, size_t> index;
+  for (size_t i = 0; i < all.size(); ++i) index.emplace(all[i], i);
+  const auto& links = platform.shared_links().empty() ? platform.fabric_links() : platform.shared_links();
+  const auto& spec = *scenario.contention;
+  std::mt19937_64 rng(spec.seed * 0x9E3779B97F4A7C15ULL ^ seed);
+  std::bernoulli_distribution crosses(0.5);
+  std::uniform_int_distribution<size_t> any(0, links.empty() ? 0 : links.size() - 1);
+  for (auto* l : links) out.candidates.push_back(index.at(l));
+  for (int64_t t = 0; t < spec.tenants && !links.empty(); ++t) {
+    std::vector<size_t> mine;
+    for (size_t i = 0; i < links.size(); ++i)
+      if (links.size() == 1 || crosses(rng)) mine.push_back(out.candidates[i]);
+    if (mine.empty()) mine.push_back(out.candidates[any(rng)]);
+    out.links.push_back(std::move(mine));
+    out.seeds.push_back(rng());
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<ContendedLink> contended_links(const config::Scenario& scenario, const platform::Platform& platform,
+                                           uint64_t seed) {
+  std::vector<ContendedLink> out;
+  if (!has_tenants(scenario) && !has_faults(scenario)) return out;
+  const std::vector<sg4::Link*> all = noisy_links(platform);
+  // Per link, the tenants crossing it (as a set, the group key), or a group of its own.
+  std::vector<std::vector<int64_t>> crossed_by(all.size());
+  std::vector<bool> alone(all.size(), false);
+  if (has_tenants(scenario)) {
+    const TenantPlacement placement = place_tenants(scenario, platform, all, seed);
+    if (scenario.contention->job_duration_s > 0) {
+      for (size_t i : placement.candidates) alone[i] = true;
+    } else {
+      for (size_t t = 0; t < placement.links.size(); ++t)
+        for (size_t i : placement.links[t]) crossed_by[i].push_back(static_cast<int64_t>(t));
+    }
+  }
+  if (has_faults(scenario)) {
+    std::unordered_set<sg4::Link*> faulty(platform.fabric_links().begin(), platform.fabric_links().end());
+    for (size_t i = 0; i < all.size(); ++i) alone[i] = alone[i] || faulty.count(all[i]) > 0;
+  }
+  // The most a busy tenant takes of a link (its load at the diurnal peak, at most all of it).
+  double take = 0;
+  if (has_tenants(scenario)) {
+    const auto& spec = *scenario.contention;
+    take = std::min(1.0, spec.load * (1 + std::max(0.0, spec.diurnal_amplitude)));
+  }
+  std::map<std::vector<int64_t>, int64_t> groups;
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (alone[i]) {
+      out.push_back({all[i], -1 - static_cast<int64_t>(i), kMinShare});  // negative: no other link shares it
+    } else if (!crossed_by[i].empty()) {
+      const double lowest = std::max(kMinShare, 1 - take * static_cast<double>(crossed_by[i].size()));
+      out.push_back({all[i], groups.emplace(crossed_by[i], static_cast<int64_t>(groups.size())).first->second, lowest});
+    }
+  }
+  return out;
+}
+
 void start_contention(const config::Scenario& scenario, const platform::Platform& platform, uint64_t seed) {
   const bool tenants = has_tenants(scenario);
   const bool faults = has_faults(scenario);
-  const std::vector<sg4::Link*> all = contended_links(scenario, platform);
+  if (!tenants && !faults) return;
+  const std::vector<sg4::Link*> all = noisy_links(platform);
   if (all.empty()) return;
   std::unordered_map<sg4::Link*, size_t> index;
   for (size_t i = 0; i < all.size(); ++i) index.emplace(all[i], i);
@@ -167,24 +238,12 @@ void start_contention(const config::Scenario& scenario, const platform::Platform
   auto index_of = [&](sg4::Link* l) { return index.at(l); };
 
   if (tenants) {
-    // The `shared` topology (or a platform file) names its shared links; on a fat-tree or a
-    // rail-optimised fabric other tenants cross the switch uplinks (aggregation/spine layer).
-    const auto& links = platform.shared_links().empty() ? platform.fabric_links() : platform.shared_links();
     const auto& spec = *scenario.contention;
-    // Which links each tenant crosses: each shared link with probability 1/2 (at least one), drawn
-    // from the contention seed mixed with the run seed, so seeds give different placements.
-    std::mt19937_64 rng(spec.seed * 0x9E3779B97F4A7C15ULL ^ seed);
-    std::bernoulli_distribution crosses(0.5);
-    std::uniform_int_distribution<size_t> any(0, links.size() - 1);
-    std::vector<size_t> candidates;
-    for (auto* l : links) candidates.push_back(index_of(l));
-    for (int64_t t = 0; t < spec.tenants && !links.empty(); ++t) {
-      std::vector<size_t> mine;
-      for (size_t i = 0; i < links.size(); ++i)
-        if (links.size() == 1 || crosses(rng)) mine.push_back(candidates[i]);
-      if (mine.empty()) mine.push_back(candidates[any(rng)]);
+    TenantPlacement placement = place_tenants(scenario, platform, all, seed);
+    for (size_t t = 0; t < placement.links.size(); ++t) {
       auto actor = sg4::Actor::create("tenant-" + std::to_string(t), platform.gpu(0, 0),
-                                      Tenant(st, std::move(mine), candidates, spec, config::diurnal_start_hour(spec, seed), rng()));
+                                      Tenant(st, std::move(placement.links[t]), placement.candidates, spec,
+                                             config::diurnal_start_hour(spec, seed), placement.seeds[t]));
       actor->daemonize();
     }
   }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "config/scenario.hpp"
+#include "engine/flow_classes.hpp"
 #include "platform/platform.hpp"
 
 namespace trainsim::engine {
@@ -21,8 +22,12 @@ namespace trainsim::engine {
 // tenants or faults, or on a single-node platform.
 void start_contention(const config::Scenario& scenario, const platform::Platform& platform, uint64_t seed);
 
-// The links whose bandwidth start_contention may change during the run (the fabric and shared
-// links when the scenario has tenants or link faults; none otherwise).
-std::vector<simgrid::s4u::Link*> contended_links(const config::Scenario& scenario, const platform::Platform& platform);
+// The links whose bandwidth start_contention(scenario, platform, seed) changes during the run, each
+// with its group (ContendedLink). Tenants placed for the whole run set every link they share to the
+// same share of its bandwidth at the same instants, so the links the same tenants cross form a
+// group; a link under faults (each cable its own), or crossed by tenants that come and go (each
+// job draws its links anew), is a group of its own. Links nothing changes are left out.
+std::vector<ContendedLink> contended_links(const config::Scenario& scenario, const platform::Platform& platform,
+                                           uint64_t seed);
 
 }  // namespace trainsim::engine

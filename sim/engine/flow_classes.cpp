@@ -19,7 +19,9 @@ constexpr double kMargin = 1e-6;
 
 }  // namespace
 
-FlowCensus::FlowCensus(const std::vector<sg4::Link*>& contended) : contended_(contended.begin(), contended.end()) {}
+FlowCensus::FlowCensus(const std::vector<ContendedLink>& contended) {
+  for (const ContendedLink& c : contended) contended_.emplace(c.link, c);
+}
 
 int32_t FlowCensus::link_id(sg4::Link* link) {
   const auto [it, fresh] = link_ids_.emplace(link, static_cast<int32_t>(links_.size()));
@@ -29,7 +31,13 @@ int32_t FlowCensus::link_id(sg4::Link* link) {
     st.latency_s = link->get_latency();
     const auto policy = link->get_sharing_policy();
     st.fatpipe = policy == sg4::Link::SharingPolicy::FATPIPE;
-    st.usable = (policy == sg4::Link::SharingPolicy::SHARED || st.fatpipe) && contended_.count(link) == 0;
+    st.usable = policy == sg4::Link::SharingPolicy::SHARED || st.fatpipe;
+    if (const auto c = contended_.find(link); c != contended_.end()) {
+      st.contended = true;
+      // Negative groups are one link each: distinct from every other link's (groups are >= 0).
+      st.group = c->second.group >= 0 ? c->second.group + 1 : c->second.group;
+      st.min_share = c->second.min_share;
+    }
     links_.push_back(st);
   }
   return it->second;
@@ -42,20 +50,18 @@ int32_t FlowCensus::route(sg4::Host* src, sg4::Host* dst) {
   double latency = 0;
   src->route_to(dst, path, &latency);
   RouteState r;
+  // The nominal bandwidths: what a flow gets at most (contended links only lose bandwidth).
   r.bottleneck_Bps = std::numeric_limits<double>::infinity();
-  std::vector<std::pair<double, double>> signature;
   for (sg4::Link* l : path) {
     const int32_t id = link_id(l);
     r.links.push_back(id);
     r.bottleneck_Bps = std::min(r.bottleneck_Bps, links_[static_cast<size_t>(id)].bandwidth_Bps);
-    signature.emplace_back(links_[static_cast<size_t>(id)].bandwidth_Bps, links_[static_cast<size_t>(id)].latency_s);
   }
   // CM02 weighs a flow by its latency; a flow without latency keeps weight 1.
   r.weight = latency > 0 ? latency : 1.0;
   // A route without links (or through a link of another kind) never stands for another.
-  bool classable = !path.empty();
-  for (int32_t id : r.links) classable = classable && links_[static_cast<size_t>(id)].usable;
-  if (classable) r.signature = signatures_.emplace(std::move(signature), static_cast<int32_t>(signatures_.size())).first->second;
+  r.classable = !path.empty();
+  for (int32_t id : r.links) r.classable = r.classable && links_[static_cast<size_t>(id)].usable;
   const auto id = static_cast<int32_t>(routes_.size());
   routes_.push_back(std::move(r));
   by_dst.emplace(dst, id);
@@ -84,11 +90,21 @@ void FlowCensus::add(int64_t owner, int32_t route) {
 void FlowCensus::seal() {
   for (LinkState& l : links_) {
     if (!l.usable) continue;
-    const double room = l.bandwidth_Bps * (1 - kMargin);
+    const double room = l.bandwidth_Bps * l.min_share * (1 - kMargin);
     // A shared link gives its flows at most its bandwidth in all. A fatpipe gives each flow up to
     // its bandwidth, but weighted by latency: the lightest flow's level (bandwidth x its weight)
     // caps every other flow at that level over its own weight.
     l.never_full = l.fatpipe ? l.max_rate_weight <= room * l.min_weight : l.sum_Bps <= room;
+  }
+  // Signatures: a contended link that can be full is alike only to the links of its group.
+  for (RouteState& r : routes_) {
+    if (!r.classable) continue;
+    std::vector<std::tuple<double, double, int64_t>> signature;
+    for (int32_t id : r.links) {
+      const LinkState& l = links_[static_cast<size_t>(id)];
+      signature.emplace_back(l.bandwidth_Bps, l.latency_s, l.never_full ? 0 : l.group);
+    }
+    r.signature = signatures_.emplace(std::move(signature), static_cast<int32_t>(signatures_.size())).first->second;
   }
   sealed_ = true;
 }

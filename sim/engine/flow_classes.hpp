@@ -9,11 +9,17 @@
 //     phase and every other actor's flows count), or
 //   - never full: the route bottlenecks of every flow that may ever cross it add up to less than
 //     its bandwidth (then no max-min allocation saturates it, whoever is in flight),
-// and none of whose links changes bandwidth during the run (tenants, faults), gets the same rate as
-// if it were the only flow on the platform: the smallest of its route's bandwidths. Two such flows
-// started together with the same bytes over routes with the same (bandwidth, latency) sequence
-// therefore finish at the same instant, and a phase waits for the last of its flows. Leaving out
-// such a flow changes nobody else's rate either (max-min decomposes over flows that share no
+// gets the same rate as if it were the only flow on the platform: the smallest of its route's
+// bandwidths at each instant. Two such flows started together with the same bytes over routes with
+// the same (bandwidth, latency) sequence therefore finish at the same instant, and a phase waits
+// for the last of its flows. Links whose bandwidth changes during the run (tenants, faults):
+//   - one is never full when the flows' bottlenecks add up to less than the lowest bandwidth it
+//     can have (then what it has at any instant does not matter);
+//   - otherwise, two routes are alike through it only if the other route's link is in its group:
+//     links the same tenants cross, whose bandwidths change together, to the same share at the
+//     same instants (the same floating-point operations), so two flows alone on them still see
+//     the same rate at every instant.
+// Leaving out such a flow changes nobody else's rate either (max-min decomposes over flows that share no
 // saturated link). Anything the census cannot prove this way is simulated as before.
 //
 // What differs in floating point: flows coupled through a never-full link are re-solved together
@@ -25,6 +31,7 @@
 #include <cstdint>
 #include <map>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -37,6 +44,15 @@ class Link;
 
 namespace trainsim::engine {
 
+// A link whose bandwidth changes while the run goes, and its group: links of one group (group >= 0)
+// always have the same share of their own bandwidth; a negative group is shared with no other link.
+// min_share: the lowest share of its bandwidth it can have during the run.
+struct ContendedLink {
+  simgrid::s4u::Link* link = nullptr;
+  int64_t group = -1;
+  double min_share = 0;
+};
+
 // Every flow the run may start, by who starts it, and the classes of a phase's edges.
 // Usage: add() every flow the run can put on the network, seal(), then classify() phases.
 class FlowCensus {
@@ -46,9 +62,10 @@ class FlowCensus {
   static constexpr int64_t stage_actor(int64_t i) { return -1 - i; }
 
   // `contended`: links whose bandwidth changes while the run goes (contention.hpp's tenants and
-  // link faults); no class crosses them. Bandwidths are read now: call after every static change
+  // link faults), with their groups; a flow over one is classed only while alone on it, and only
+  // with flows over a link of its group. Bandwidths are read now: call after every static change
   // (the engine's 1/tp scaling) and before any dynamic one.
-  explicit FlowCensus(const std::vector<simgrid::s4u::Link*>& contended);
+  explicit FlowCensus(const std::vector<ContendedLink>& contended);
 
   // A route between two hosts, computed once (SimGrid's route_to); returns its id.
   int32_t route(simgrid::s4u::Host* src, simgrid::s4u::Host* dst);
@@ -73,7 +90,10 @@ class FlowCensus {
     double bandwidth_Bps = 0;
     double latency_s = 0;
     bool fatpipe = false;
-    bool usable = true;        // a shared or fatpipe link whose bandwidth stays as it is
+    bool usable = true;        // a shared or fatpipe link
+    bool contended = false;    // its bandwidth changes during the run, down to min_share of it
+    double min_share = 1;
+    int64_t group = 0;         // contended: its group (ContendedLink); 0 otherwise
     int64_t owner = 0;         // the one owner of every flow over it (valid when !many_owners)
     bool owned = false;        // some flow added
     bool many_owners = false;
@@ -86,16 +106,18 @@ class FlowCensus {
     std::vector<int32_t> links;
     double bottleneck_Bps = 0;  // smallest bandwidth along the route (what the flow gets at most)
     double weight = 1;          // CM02's sharing penalty: the route's latency (1 when there is none)
-    int32_t signature = -1;     // id of its (bandwidth, latency) sequence
+    bool classable = false;     // a route with links, all shared or fatpipe
+    int32_t signature = -1;     // id of its (bandwidth, latency, group) sequence, set by seal()
   };
   int32_t link_id(simgrid::s4u::Link* link);
 
-  std::unordered_set<const simgrid::s4u::Link*> contended_;
+  std::unordered_map<const simgrid::s4u::Link*, ContendedLink> contended_;
   std::unordered_map<const simgrid::s4u::Link*, int32_t> link_ids_;  // looked up, never iterated
   std::vector<LinkState> links_;
   std::unordered_map<const simgrid::s4u::Host*, std::unordered_map<const simgrid::s4u::Host*, int32_t>> route_ids_;
   std::vector<RouteState> routes_;
-  std::map<std::vector<std::pair<double, double>>, int32_t> signatures_;
+  // (bandwidth, latency, group or 0) per link of a route -> its signature
+  std::map<std::vector<std::tuple<double, double, int64_t>>, int32_t> signatures_;
   std::set<std::pair<int64_t, int32_t>> added_;  // (owner, route) pairs already counted
   bool sealed_ = false;
   mutable std::vector<int32_t> scratch_;  // per link: uses within the phase being classified

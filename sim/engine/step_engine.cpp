@@ -462,7 +462,7 @@ void Simulation::check_used_routes() const {
 
 void Simulation::take_census() {
   if (!sc_.flow_classes) return;
-  census_ = std::make_unique<FlowCensus>(contended_links(sc_, *platform_));
+  census_ = std::make_unique<FlowCensus>(contended_links(sc_, *platform_, opt_.seed));
   FlowCensus& c = *census_;
   // Every DP edge each communication actor may send, whatever the collective (sizes do not change
   // routes): the ones it is asked to run are among them.

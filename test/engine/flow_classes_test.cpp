@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -76,55 +77,85 @@ model::StepCosts costs(int64_t pp, int64_t m) {
 }
 
 // FlowCensus on a built fat-tree of 8 nodes, 2 a leaf (leaf uplinks of 800 GB/s), GPU 0 of each
-// node: which edges it classes, and into which class.
-std::vector<double> census_answers(bool contend_g3) {
+// node: which edges it classes, and into which class. `contended`: (link name, group, lowest share)
+// of links whose bandwidth changes during the run.
+using Contended = std::vector<std::tuple<std::string, int64_t, double>>;
+std::vector<double> census_answers(const Contended& contended) {
   auto engine = platform::make_engine();
   auto sc = scenario(8, 8, 1, 8, 1);
   sc.cluster.nodes_per_leaf = 2;
   auto plat = platform::Platform::build(*engine, sc.cluster);
   auto g = [&](int64_t node, int64_t gpu = 0) { return plat->gpu(node, gpu); };
-  std::vector<simgrid::s4u::Link*> into_g3;
-  double latency = 0;
-  g(2)->route_to(g(3), into_g3, &latency);
-  FlowCensus c(contend_g3 ? std::vector<simgrid::s4u::Link*>{into_g3.back()} : std::vector<simgrid::s4u::Link*>{});
+  std::vector<ContendedLink> links;
+  for (const auto& [name, group, share] : contended) links.push_back({simgrid::s4u::Link::by_name(name), group, share});
+  FlowCensus c(links);
   const int32_t r01 = c.route(g(0), g(1)), r23 = c.route(g(2), g(3)), r12 = c.route(g(1), g(2)),
-                r12_gpu1 = c.route(g(1, 1), g(2, 1)), r04 = c.route(g(0), g(4));
-  c.add(0, r01);
-  c.add(0, r23);
-  c.add(0, r12);
+                r12_gpu1 = c.route(g(1, 1), g(2, 1)), r04 = c.route(g(0), g(4)), r45 = c.route(g(4), g(5)),
+                r67 = c.route(g(6), g(7));
+  for (int32_t r : {r01, r23, r12, r45, r67}) c.add(0, r);
   c.add(1, r12_gpu1);                         // another actor over the same leaf uplinks
   c.add(FlowCensus::stage_actor(0), r04);     // a pipeline transfer out of GPU 0's NIC
   c.seal();
   std::vector<double> out;
   for (const auto& [owner, routes] : std::vector<std::pair<int64_t, std::vector<int32_t>>>{
-           {0, {r01, r23}}, {0, {r12}}, {1, {r12_gpu1}}, {0, {r23, r23}}})
+           {0, {r01, r23, r45, r67}}, {0, {r12}}, {1, {r12_gpu1}}, {0, {r23, r23}}})
     for (int32_t k : c.classify(owner, routes)) out.push_back(k);
   out.push_back(static_cast<double>(c.never_full_links()));
   return out;
 }
 
 TEST(FlowCensusTest, ClassesEdgesAloneOnTheirLinks) {
-  const auto v = in_child_values([] { return census_answers(false); });
-  ASSERT_EQ(v.size(), 7u);
-  // 0->1 shares GPU 0's NIC with the pipeline transfer (100 GB/s on 50): simulated. 2->3 is alone.
+  const auto v = in_child_values([] { return census_answers({}); });
+  ASSERT_EQ(v.size(), 9u);
+  // 0->1 shares GPU 0's NIC with the pipeline transfer (100 GB/s on 50): simulated. 2->3, 4->5 and
+  // 6->7 are alone, over alike routes (a NIC up, a NIC down): one class.
   EXPECT_EQ(v[0], -1);
   EXPECT_GE(v[1], 0);
+  EXPECT_EQ(v[2], v[1]);
+  EXPECT_EQ(v[3], v[1]);
   // 1->2 crosses leaf uplinks that another actor's edge crosses too, but 100 of 800 GB/s: never
   // full, so both edges are alone, and their routes alike (NIC, uplink, downlink, NIC): one class.
-  EXPECT_GE(v[2], 0);
-  EXPECT_NE(v[2], v[1]);
-  EXPECT_EQ(v[3], v[2]);
+  EXPECT_GE(v[4], 0);
+  EXPECT_NE(v[4], v[1]);
+  EXPECT_EQ(v[5], v[4]);
   // The same route twice in one phase: the two flows share their NICs.
-  EXPECT_EQ(v[4], -1);
-  EXPECT_EQ(v[5], -1);
-  // Never full: leaf 0's uplink (the two 1->2 edges and the transfer 0->4), leaf 1's downlink and
-  // leaf 2's; a NIC carrying one flow is full (its own bottleneck).
-  EXPECT_EQ(v[6], 3);
-  // A link whose bandwidth changes (tenants, faults) classes nothing that crosses it.
-  const auto w = in_child_values([] { return census_answers(true); });
-  ASSERT_EQ(w.size(), 7u);
-  EXPECT_EQ(w[1], -1);
-  EXPECT_EQ(w[2], v[2]);
+  EXPECT_EQ(v[6], -1);
+  EXPECT_EQ(v[7], -1);
+  // Never full: leaf 0's uplink (the two 1->2 edges and the transfer 0->4: 150 of 800 GB/s), leaf
+  // 1's downlink and leaf 2's; a NIC carrying one flow is full (its own bottleneck).
+  EXPECT_EQ(v[8], 3);
+}
+
+TEST(FlowCensusTest, LinksWhoseBandwidthChangesClassOnlyWithinTheirGroup) {
+  // The NICs into GPUs 3 and 5 change together (group 0: the same tenants), the one into GPU 7
+  // otherwise (group 1). An edge alone on its links is still classed, but alike only to edges
+  // whose changing links are in the same groups: 2->3 and 4->5 one class, 6->7 another.
+  const auto w = in_child_values([] {
+    return census_answers({{"nic-3-0_DOWN", 0, 0.05}, {"nic-5-0_DOWN", 0, 0.05}, {"nic-7-0_DOWN", 1, 0.05}});
+  });
+  ASSERT_EQ(w.size(), 9u);
+  EXPECT_GE(w[1], 0);
+  EXPECT_EQ(w[2], w[1]);
+  EXPECT_GE(w[3], 0);
+  EXPECT_NE(w[3], w[1]);
+  // Links each a group of its own (faults): 2->3 and 4->5 classed apart.
+  const auto f = in_child_values([] { return census_answers({{"nic-3-0_DOWN", -1, 0.05}, {"nic-5-0_DOWN", -2, 0.05}}); });
+  ASSERT_EQ(f.size(), 9u);
+  EXPECT_GE(f[1], 0);
+  EXPECT_GE(f[2], 0);
+  EXPECT_NE(f[2], f[1]);
+  // Leaf 0's uplink carries 150 GB/s of bottlenecks: still never full if it keeps half of its 800
+  // (the two 1->2 edges one class, 3 links never full), not if it can drop to a tenth (80).
+  const auto half = in_child_values([] { return census_answers({{"leaf-0-uplink_UP", 0, 0.5}}); });
+  ASSERT_EQ(half.size(), 9u);
+  EXPECT_GE(half[4], 0);
+  EXPECT_EQ(half[5], half[4]);
+  EXPECT_EQ(half[8], 3);
+  const auto tenth = in_child_values([] { return census_answers({{"leaf-0-uplink_UP", 0, 0.1}}); });
+  ASSERT_EQ(tenth.size(), 9u);
+  EXPECT_EQ(tenth[4], -1);
+  EXPECT_EQ(tenth[5], -1);
+  EXPECT_EQ(tenth[8], 2);
 }
 
 // The run's DP flows classed and started, then per step its time and the critical GPU's parts.
@@ -176,6 +207,36 @@ TEST(FlowClassesTest, FatTree) {
   // The leaf uplinks change bandwidth: the 4 edges across leaves are simulated, and of the 12
   // within a leaf the 11 away from the pipeline's GPU are one class.
   expect_tenants_matter(expect_same_steps(sc, 10 * 16), quiet);
+}
+
+// One tenant that takes 0.4 of the uplinks it crosses leaves them 0.6 of their 200 GB/s a rail:
+// 120, above the 100 GB/s a ring edge and a transfer can put on one, so they are never full and
+// the tenant changes nothing: the classes and the steps of the run without it.
+TEST(FlowClassesTest, FatTreeTenantWithinTheHeadroom) {
+  auto sc = scenario(32, 8, 2, 16, 4);
+  const double quiet = expect_same_steps(sc, 12 * 16);
+  add_tenants(sc);
+  sc.contention->tenants = 1;
+  sc.contention->load = 0.4;
+  EXPECT_EQ(expect_same_steps(sc, 12 * 16), quiet);
+}
+
+// No pipeline (TP8 DP32, 32 nodes, 8 leaves of 4): each leaf's uplinks carry one ring edge, so
+// an edge between leaves is alone on them. One tenant at 0.9 leaves an uplink it crosses 20 of
+// its 200 GB/s, under the edge's 50: full, yet alone, so the edge is classed with the edges
+// whose uplinks the tenant crosses alike. Four kinds of leaf-to-leaf route (the tenant on the
+// uplink out, on the downlink in, on both, on neither: this placement has all four) and one
+// within a leaf: 5 flows a ring, 27 classed, 2 buckets x 4 steps. At 0.7 the uplinks keep 60
+// GB/s, never full: all 30 classed as without the tenant, and the same steps.
+TEST(FlowClassesTest, TenantGroupsClassEdgesAloneOnChangingLinks) {
+  auto sc = scenario(32, 8, 1, 32, 4);
+  const double quiet = expect_same_steps(sc, 30 * 8);
+  add_tenants(sc);
+  sc.contention->tenants = 1;
+  sc.contention->load = 0.9;
+  expect_tenants_matter(expect_same_steps(sc, 27 * 8), quiet);
+  sc.contention->load = 0.7;
+  EXPECT_EQ(expect_same_steps(sc, 30 * 8), quiet);
 }
 
 TEST(FlowClassesTest, FatTreeOversubscribed) {
