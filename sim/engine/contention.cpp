@@ -154,20 +154,25 @@ std::vector<sg4::Link*> noisy_links(const platform::Platform& platform) {
   return all;
 }
 
-// The links the tenants cross, as indices into `all`: for each tenant, each of its candidate links
-// (the platform's shared links, else its switch uplinks: aggregation/spine layer) with probability
-// 1/2 (at least one), drawn from the contention seed mixed with the run seed, so seeds give
-// different placements. Also returns each tenant's seed for its own draws.
+// Each link of noisy_links() -> its index there.
+std::unordered_map<sg4::Link*, size_t> index_links(const std::vector<sg4::Link*>& all) {
+  std::unordered_map<sg4::Link*, size_t> index;
+  for (size_t i = 0; i < all.size(); ++i) index.emplace(all[i], i);
+  return index;
+}
+
+// The links the tenants cross, as indices into noisy_links(): for each tenant, each of its
+// candidate links (the platform's shared links, else its switch uplinks: aggregation/spine layer)
+// with probability 1/2 (at least one), drawn from the contention seed mixed with the run seed, so
+// seeds give different placements. Also returns each tenant's seed for its own draws.
 struct TenantPlacement {
   std::vector<size_t> candidates;
   std::vector<std::vector<size_t>> links;
   std::vector<uint64_t> seeds;
 };
 TenantPlacement place_tenants(const config::Scenario& scenario, const platform::Platform& platform,
-                              const std::vector<sg4::Link*>& all, uint64_t seed) {
+                              const std::unordered_map<sg4::Link*, size_t>& index, uint64_t seed) {
   TenantPlacement out;
-  std::unordered_map<sg4::Link*, size_t> index;
-  for (size_t i = 0; i < all.size(); ++i) index.emplace(all[i], i);
   const auto& links = platform.shared_links().empty() ? platform.fabric_links() : platform.shared_links();
   const auto& spec = *scenario.contention;
   std::mt19937_64 rng(spec.seed * 0x9E3779B97F4A7C15ULL ^ seed);
@@ -192,28 +197,24 @@ std::vector<ContendedLink> contended_links(const config::Scenario& scenario, con
   std::vector<ContendedLink> out;
   if (!has_tenants(scenario) && !has_faults(scenario)) return out;
   const std::vector<sg4::Link*> all = noisy_links(platform);
+  const auto index = index_links(all);
   // Per link, the tenants crossing it (as a set, the group key), or a group of its own.
   std::vector<std::vector<int64_t>> crossed_by(all.size());
   std::vector<bool> alone(all.size(), false);
+  double take = 0;  // the most a busy tenant takes of a link: its load at the diurnal peak, at most 1
   if (has_tenants(scenario)) {
-    const TenantPlacement placement = place_tenants(scenario, platform, all, seed);
-    if (scenario.contention->job_duration_s > 0) {
+    const auto& spec = *scenario.contention;
+    take = std::min(1.0, spec.load * (1 + std::max(0.0, spec.diurnal_amplitude)));
+    const TenantPlacement placement = place_tenants(scenario, platform, index, seed);
+    if (spec.job_duration_s > 0) {
       for (size_t i : placement.candidates) alone[i] = true;
     } else {
       for (size_t t = 0; t < placement.links.size(); ++t)
         for (size_t i : placement.links[t]) crossed_by[i].push_back(static_cast<int64_t>(t));
     }
   }
-  if (has_faults(scenario)) {
-    std::unordered_set<sg4::Link*> faulty(platform.fabric_links().begin(), platform.fabric_links().end());
-    for (size_t i = 0; i < all.size(); ++i) alone[i] = alone[i] || faulty.count(all[i]) > 0;
-  }
-  // The most a busy tenant takes of a link (its load at the diurnal peak, at most all of it).
-  double take = 0;
-  if (has_tenants(scenario)) {
-    const auto& spec = *scenario.contention;
-    take = std::min(1.0, spec.load * (1 + std::max(0.0, spec.diurnal_amplitude)));
-  }
+  if (has_faults(scenario))
+    for (auto* l : platform.fabric_links()) alone[index.at(l)] = true;
   std::map<std::vector<int64_t>, int64_t> groups;
   for (size_t i = 0; i < all.size(); ++i) {
     if (alone[i]) {
@@ -232,14 +233,13 @@ void start_contention(const config::Scenario& scenario, const platform::Platform
   if (!tenants && !faults) return;
   const std::vector<sg4::Link*> all = noisy_links(platform);
   if (all.empty()) return;
-  std::unordered_map<sg4::Link*, size_t> index;
-  for (size_t i = 0; i < all.size(); ++i) index.emplace(all[i], i);
+  const auto index = index_links(all);
   auto st = state_of(all);
   auto index_of = [&](sg4::Link* l) { return index.at(l); };
 
   if (tenants) {
     const auto& spec = *scenario.contention;
-    TenantPlacement placement = place_tenants(scenario, platform, all, seed);
+    TenantPlacement placement = place_tenants(scenario, platform, index, seed);
     for (size_t t = 0; t < placement.links.size(); ++t) {
       auto actor = sg4::Actor::create("tenant-" + std::to_string(t), platform.gpu(0, 0),
                                       Tenant(st, std::move(placement.links[t]), placement.candidates, spec,

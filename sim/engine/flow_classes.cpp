@@ -33,7 +33,6 @@ int32_t FlowCensus::link_id(sg4::Link* link) {
     st.fatpipe = policy == sg4::Link::SharingPolicy::FATPIPE;
     st.usable = policy == sg4::Link::SharingPolicy::SHARED || st.fatpipe;
     if (const auto c = contended_.find(link); c != contended_.end()) {
-      st.contended = true;
       // Negative groups are one link each: distinct from every other link's (groups are >= 0).
       st.group = c->second.group >= 0 ? c->second.group + 1 : c->second.group;
       st.min_share = c->second.min_share;

@@ -91,9 +91,8 @@ class FlowCensus {
     double latency_s = 0;
     bool fatpipe = false;
     bool usable = true;        // a shared or fatpipe link
-    bool contended = false;    // its bandwidth changes during the run, down to min_share of it
-    double min_share = 1;
-    int64_t group = 0;         // contended: its group (ContendedLink); 0 otherwise
+    double min_share = 1;      // the lowest share of its bandwidth it can have (ContendedLink)
+    int64_t group = 0;         // contended: its group (ContendedLink); 0 when its bandwidth stays
     int64_t owner = 0;         // the one owner of every flow over it (valid when !many_owners)
     bool owned = false;        // some flow added
     bool many_owners = false;

@@ -46,11 +46,11 @@ config::Scenario scenario(int64_t nodes, int64_t tp, int64_t pp, int64_t dp, int
 }
 
 // Tenants whose busy and idle periods (2 ms) are shorter than a step, so link bandwidths change
-// while DP flows are in flight.
-void add_tenants(config::Scenario& sc) {
+// while DP flows are in flight; each takes `load` of the links it crosses while busy.
+void add_tenants(config::Scenario& sc, int64_t tenants = 4, double load = 0.6) {
   config::ContentionSpec c;
-  c.tenants = 4;
-  c.load = 0.6;
+  c.tenants = tenants;
+  c.load = load;
   c.burst_s = 2e-3;
   c.idle_s = 2e-3;
   sc.contention = c;
@@ -215,9 +215,7 @@ TEST(FlowClassesTest, FatTree) {
 TEST(FlowClassesTest, FatTreeTenantWithinTheHeadroom) {
   auto sc = scenario(32, 8, 2, 16, 4);
   const double quiet = expect_same_steps(sc, 12 * 16);
-  add_tenants(sc);
-  sc.contention->tenants = 1;
-  sc.contention->load = 0.4;
+  add_tenants(sc, 1, 0.4);
   EXPECT_EQ(expect_same_steps(sc, 12 * 16), quiet);
 }
 
@@ -231,9 +229,7 @@ TEST(FlowClassesTest, FatTreeTenantWithinTheHeadroom) {
 TEST(FlowClassesTest, TenantGroupsClassEdgesAloneOnChangingLinks) {
   auto sc = scenario(32, 8, 1, 32, 4);
   const double quiet = expect_same_steps(sc, 30 * 8);
-  add_tenants(sc);
-  sc.contention->tenants = 1;
-  sc.contention->load = 0.9;
+  add_tenants(sc, 1, 0.9);
   expect_tenants_matter(expect_same_steps(sc, 27 * 8), quiet);
   sc.contention->load = 0.7;
   EXPECT_EQ(expect_same_steps(sc, 30 * 8), quiet);
