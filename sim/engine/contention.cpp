@@ -26,6 +26,25 @@ struct SharedState {
   std::vector<double> load;
   std::vector<double> fault;  // product of the faults' shares on this link
   std::vector<int64_t> down;  // flaps under way
+  std::shared_ptr<NoiseCalendar> calendar = std::make_shared<NoiseCalendar>();
+};
+
+// A daemon's place in the calendar: entered at its creation (it acts as soon as it runs), moved to
+// each instant it will wake before it sleeps (after it applied what it changed on waking).
+class Wake {
+ public:
+  explicit Wake(std::shared_ptr<NoiseCalendar> calendar)
+      : calendar_(std::move(calendar)), entry_(calendar_->enter(sg4::Engine::get_clock())) {}
+  void sleep_for(double seconds) {
+    const NoiseCalendar::Entry next = calendar_->enter(sg4::Engine::get_clock() + seconds);
+    calendar_->leave(entry_);
+    entry_ = next;
+    sg4::this_actor::sleep_for(seconds);
+  }
+
+ private:
+  std::shared_ptr<NoiseCalendar> calendar_;
+  NoiseCalendar::Entry entry_;
 };
 
 // A link never drops below this share of its bandwidth: a fabric whose links went to zero would
@@ -59,7 +78,8 @@ class Tenant {
         candidates_(std::move(candidates)),
         spec_(spec),
         start_hour_(start_hour),
-        rng_(seed) {}
+        rng_(seed),
+        wake_(st_->calendar) {}
 
   void operator()() {
     sg4::this_actor::get_host();  // runs on a GPU host; it only sleeps and changes link bandwidths
@@ -82,7 +102,7 @@ class Tenant {
         if (links_.empty()) links_.push_back(candidates_[any(rng_)]);
         burst(std::min(1.0, spec_.load * mix(rng_)), sg4::Engine::get_clock() + lifetime(rng_));
       } else {
-        sg4::this_actor::sleep_for(std::exponential_distribution<double>(1.0 / spec_.job_gap_s)(rng_));
+        wake_.sleep_for(std::exponential_distribution<double>(1.0 / spec_.job_gap_s)(rng_));
       }
       job = !job;
     }
@@ -104,7 +124,7 @@ class Tenant {
       if (now >= until) return;
       double left = std::min(on ? busy(rng_) : idle(rng_), until - now);
       if (!on) {
-        sg4::this_actor::sleep_for(left);
+        wake_.sleep_for(left);
       } else {
         while (left > 0) {
           const double taken = diurnal ? std::min(1.0, load * config::diurnal_factor(spec_, start_hour_, sg4::Engine::get_clock())) : load;
@@ -113,7 +133,7 @@ class Tenant {
             st_->load[i] += taken;
             apply(*st_, i);
           }
-          sg4::this_actor::sleep_for(slice);
+          wake_.sleep_for(slice);
           for (size_t i : links_) {
             st_->load[i] -= taken;
             apply(*st_, i);
@@ -131,6 +151,7 @@ class Tenant {
   config::ContentionSpec spec_;
   double start_hour_;
   std::mt19937_64 rng_;
+  Wake wake_;
 };
 
 }  // namespace
@@ -218,21 +239,22 @@ std::vector<ContendedLink> contended_links(const config::Scenario& scenario, con
   std::map<std::vector<int64_t>, int64_t> groups;
   for (size_t i = 0; i < all.size(); ++i) {
     if (alone[i]) {
-      out.push_back({all[i], -1 - static_cast<int64_t>(i), kMinShare});  // negative: no other link shares it
+      out.push_back({all[i], -1 - static_cast<int64_t>(i), kMinShare, {}});  // negative: no other link shares it
     } else if (!crossed_by[i].empty()) {
       const double lowest = std::max(kMinShare, 1 - take * static_cast<double>(crossed_by[i].size()));
-      out.push_back({all[i], groups.emplace(crossed_by[i], static_cast<int64_t>(groups.size())).first->second, lowest});
+      out.push_back({all[i], groups.emplace(crossed_by[i], static_cast<int64_t>(groups.size())).first->second, lowest, crossed_by[i]});
     }
   }
   return out;
 }
 
-void start_contention(const config::Scenario& scenario, const platform::Platform& platform, uint64_t seed) {
+std::shared_ptr<const NoiseCalendar> start_contention(const config::Scenario& scenario, const platform::Platform& platform,
+                                                     uint64_t seed) {
   const bool tenants = has_tenants(scenario);
   const bool faults = has_faults(scenario);
-  if (!tenants && !faults) return;
+  if (!tenants && !faults) return nullptr;
   const std::vector<sg4::Link*> all = noisy_links(platform);
-  if (all.empty()) return;
+  if (all.empty()) return nullptr;
   const auto index = index_links(all);
   auto st = state_of(all);
   auto index_of = [&](sg4::Link* l) { return index.at(l); };
@@ -274,13 +296,14 @@ void start_contention(const config::Scenario& scenario, const platform::Platform
       auto gen = std::make_shared<std::mt19937_64>(rng());
       std::vector<size_t> idx;
       for (auto* l : links) idx.push_back(index_of(l));
-      sg4::Actor::create("link-flaps", platform.gpu(0, 0), [st, gen, rate, spec, idx, cable_share, cables] {
+      auto wake = std::make_shared<Wake>(st->calendar);
+      sg4::Actor::create("link-flaps", platform.gpu(0, 0), [st, gen, rate, spec, idx, cable_share, cables, wake] {
         std::exponential_distribution<double> gap(rate);
         std::exponential_distribution<double> length(1.0 / spec.flap_s);
         // A cable is picked in proportion to its bundle's cables.
         std::discrete_distribution<size_t> which(cables.begin(), cables.end());
         for (;;) {
-          sg4::this_actor::sleep_for(gap(*gen));
+          wake->sleep_for(gap(*gen));
           const size_t i = which(*gen);
           const size_t j = idx[i];
           // The bundle without that cable (a lone cable keeps kMinShare: its flows crawl, not stall).
@@ -288,15 +311,19 @@ void start_contention(const config::Scenario& scenario, const platform::Platform
           const double duration = length(*gen);
           st->fault[j] *= down_share;
           apply(*st, j);
-          sg4::Actor::create("flap", sg4::this_actor::get_host(), [st, j, down_share, duration] {
+          // Its end is in the calendar from now, until the cable is back.
+          const NoiseCalendar::Entry back = st->calendar->enter(sg4::Engine::get_clock() + duration);
+          sg4::Actor::create("flap", sg4::this_actor::get_host(), [st, j, down_share, duration, back] {
             sg4::this_actor::sleep_for(duration);
             st->fault[j] /= down_share;
             apply(*st, j);
+            st->calendar->leave(back);
           })->daemonize();
         }
       })->daemonize();
     }
   }
+  return st->calendar;
 }
 
 }  // namespace trainsim::engine

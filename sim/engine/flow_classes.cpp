@@ -27,6 +27,7 @@ int32_t FlowCensus::link_id(sg4::Link* link) {
   const auto [it, fresh] = link_ids_.emplace(link, static_cast<int32_t>(links_.size()));
   if (fresh) {
     LinkState st;
+    st.link = link;
     st.bandwidth_Bps = link->get_bandwidth();
     st.latency_s = link->get_latency();
     const auto policy = link->get_sharing_policy();
@@ -36,6 +37,7 @@ int32_t FlowCensus::link_id(sg4::Link* link) {
       // Negative groups are one link each: distinct from every other link's (groups are >= 0).
       st.group = c->second.group >= 0 ? c->second.group + 1 : c->second.group;
       st.min_share = c->second.min_share;
+      if (st.group > 0) st.tenants = c->second.tenants;
     }
     links_.push_back(st);
   }
@@ -58,6 +60,7 @@ int32_t FlowCensus::route(sg4::Host* src, sg4::Host* dst) {
   }
   // CM02 weighs a flow by its latency; a flow without latency keeps weight 1.
   r.weight = latency > 0 ? latency : 1.0;
+  r.lone.latency_s = latency;
   // A route without links (or through a link of another kind) never stands for another.
   r.classable = !path.empty();
   for (int32_t id : r.links) r.classable = r.classable && links_[static_cast<size_t>(id)].usable;
@@ -95,17 +98,51 @@ void FlowCensus::seal() {
     // caps every other flow at that level over its own weight.
     l.never_full = l.fatpipe ? l.max_rate_weight <= room * l.min_weight : l.sum_Bps <= room;
   }
-  // Signatures: a contended link that can be full is alike only to the links of its group.
+  // Signatures: the route's latency and the links that can be the smallest along it, in no order.
+  struct Candidate {
+    int32_t id;
+    const LinkState* l;
+    Bound bound;
+  };
+  // i is at every instant at most j: its most is at most j's least, or it has no more bandwidth
+  // and is crossed by every tenant that crosses j (a link without noise: by none).
+  auto by_tenants = [](const LinkState& l) { return l.group == 0 || !l.tenants.empty(); };
+  auto hides = [&](const LinkState& i, const LinkState& j) {
+    if (i.bandwidth_Bps <= j.bandwidth_Bps * j.min_share) return true;
+    return by_tenants(i) && by_tenants(j) && i.bandwidth_Bps <= j.bandwidth_Bps &&
+           std::includes(i.tenants.begin(), i.tenants.end(), j.tenants.begin(), j.tenants.end());
+  };
+  std::vector<Candidate> candidates;
   for (RouteState& r : routes_) {
     if (!r.classable) continue;
-    std::vector<std::tuple<double, double, int64_t>> signature;
+    candidates.clear();
     for (int32_t id : r.links) {
       const LinkState& l = links_[static_cast<size_t>(id)];
-      signature.emplace_back(l.bandwidth_Bps, l.latency_s, l.never_full ? 0 : l.group);
+      if (l.never_full) continue;
+      candidates.push_back({id, &l, {l.bandwidth_Bps, by_tenants(l) ? 0 : l.group, l.tenants}});
     }
+    Signature signature{r.lone.latency_s, {}};
+    r.lone.links.clear();
+    for (size_t j = 0; j < candidates.size(); ++j) {
+      bool hidden = false;
+      for (size_t i = 0; i < candidates.size() && !hidden; ++i) {
+        if (i == j) continue;
+        // Of two links alike, the first stands.
+        hidden = candidates[i].bound == candidates[j].bound ? i < j : hides(*candidates[i].l, *candidates[j].l);
+      }
+      if (hidden) continue;
+      signature.second.push_back(candidates[j].bound);
+      r.lone.links.push_back(candidates[j].l->link);
+    }
+    std::sort(signature.second.begin(), signature.second.end());
     r.signature = signatures_.emplace(std::move(signature), static_cast<int32_t>(signatures_.size())).first->second;
   }
   sealed_ = true;
+}
+
+const LoneRoute& FlowCensus::lone(int32_t route) const {
+  if (!sealed_) throw std::logic_error("FlowCensus::lone before seal");
+  return routes_[static_cast<size_t>(route)].lone;
 }
 
 size_t FlowCensus::never_full_links() const {

@@ -9,29 +9,38 @@
 //     phase and every other actor's flows count), or
 //   - never full: the route bottlenecks of every flow that may ever cross it add up to less than
 //     its bandwidth (then no max-min allocation saturates it, whoever is in flight),
-// gets the same rate as if it were the only flow on the platform: the smallest of its route's
-// bandwidths at each instant. Two such flows started together with the same bytes over routes with
-// the same (bandwidth, latency) sequence therefore finish at the same instant, and a phase waits
-// for the last of its flows. Links whose bandwidth changes during the run (tenants, faults):
+// gets the same rate as if it were the only flow on the platform: the smallest of its links'
+// bandwidths at each instant (and CM02's TCP window bound, a function of the route's latency).
+// The order of the links does not matter, nor does a link that can never be the smallest: a never
+// full link, or one whose bandwidth is at every instant at least another's on the route. Two such
+// flows started together with the same bytes over routes with the same latency and the same links
+// that can be the smallest therefore finish at the same instant, and a phase waits for the last
+// of its flows. Links whose bandwidth changes during the run (tenants, faults):
 //   - one is never full when the flows' bottlenecks add up to less than the lowest bandwidth it
 //     can have (then what it has at any instant does not matter);
 //   - otherwise, two routes are alike through it only if the other route's link is in its group:
 //     links the same tenants cross, whose bandwidths change together, to the same share at the
 //     same instants (the same floating-point operations), so two flows alone on them still see
-//     the same rate at every instant.
+//     the same rate at every instant;
+//   - a link crossed by a superset of another's tenants, with no more bandwidth, is at every
+//     instant at most the other (each tenant only takes bandwidth away), so it hides the other;
+//   - at run time, while no bandwidth will change before a phase's alone flows end at the rates
+//     they start with (NoiseCalendar), those rates are their rates throughout: flows alike in
+//     latency, bytes and starting rate are one class for that phase (Simulation's CommActor).
 // Leaving out such a flow changes nobody else's rate either (max-min decomposes over flows that share no
 // saturated link). Anything the census cannot prove this way is simulated as before.
 //
 // What differs in floating point: flows coupled through a never-full link are re-solved together
 // by SimGrid's lazy updates, which re-derives their finish dates (now + remaining / rate) in the
-// last bits; the representative's date is derived once. Differences stay at rounding level.
+// last bits; the representative's date is derived once. Links of different groups reach the same
+// share through different sums of the tenants' loads, equal to the last bit or not. Differences
+// stay at rounding level.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <map>
 #include <set>
-#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -51,6 +60,14 @@ struct ContendedLink {
   simgrid::s4u::Link* link = nullptr;
   int64_t group = -1;
   double min_share = 0;
+  std::vector<int64_t> tenants;  // group >= 0: the tenants that cross it, ascending (what keys the group)
+};
+
+// What decides the rate of a flow alone on its links (FlowCensus::lone): the route's latency, and
+// the links that can be the smallest along it (read their bandwidth now for the rate now).
+struct LoneRoute {
+  double latency_s = 0;
+  std::vector<simgrid::s4u::Link*> links;
 };
 
 // Every flow the run may start, by who starts it, and the classes of a phase's edges.
@@ -81,17 +98,23 @@ class FlowCensus {
   // and latency can tell; give them equal bytes to stand for one another. REQUIRES: sealed.
   std::vector<int32_t> classify(int64_t owner, const std::vector<int32_t>& routes) const;
 
+  // The route of an edge classify() classed (its class >= 0): what its rate depends on.
+  // REQUIRES: sealed.
+  const LoneRoute& lone(int32_t route) const;
+
   // Links seen so far, and how many of them can never be full (after seal()).
   size_t links() const { return links_.size(); }
   size_t never_full_links() const;
 
  private:
   struct LinkState {
+    simgrid::s4u::Link* link = nullptr;
     double bandwidth_Bps = 0;
     double latency_s = 0;
     bool fatpipe = false;
     bool usable = true;        // a shared or fatpipe link
     double min_share = 1;      // the lowest share of its bandwidth it can have (ContendedLink)
+    std::vector<int64_t> tenants;  // group > 0: the tenants that cross it (ContendedLink::tenants)
     int64_t group = 0;         // contended: its group (ContendedLink); 0 when its bandwidth stays
     int64_t owner = 0;         // the one owner of every flow over it (valid when !many_owners)
     bool owned = false;        // some flow added
@@ -106,8 +129,14 @@ class FlowCensus {
     double bottleneck_Bps = 0;  // smallest bandwidth along the route (what the flow gets at most)
     double weight = 1;          // CM02's sharing penalty: the route's latency (1 when there is none)
     bool classable = false;     // a route with links, all shared or fatpipe
-    int32_t signature = -1;     // id of its (bandwidth, latency, group) sequence, set by seal()
+    int32_t signature = -1;     // id of its key (seal()): latency, and the links that can be the smallest
+    LoneRoute lone;             // the same, as links (seal())
   };
+  // A link that can be the smallest on a route: its bandwidth, and what changes it: the tenants that
+  // cross it (none: a link whose bandwidth stays), or else its group (faults, tenant jobs: a group
+  // of its own, negative; a group known without its tenants).
+  using Bound = std::tuple<double, int64_t, std::vector<int64_t>>;
+  using Signature = std::pair<double, std::vector<Bound>>;
   int32_t link_id(simgrid::s4u::Link* link);
 
   std::unordered_map<const simgrid::s4u::Link*, ContendedLink> contended_;
@@ -115,8 +144,7 @@ class FlowCensus {
   std::vector<LinkState> links_;
   std::unordered_map<const simgrid::s4u::Host*, std::unordered_map<const simgrid::s4u::Host*, int32_t>> route_ids_;
   std::vector<RouteState> routes_;
-  // (bandwidth, latency, group or 0) per link of a route -> its signature
-  std::map<std::vector<std::tuple<double, double, int64_t>>, int32_t> signatures_;
+  std::map<Signature, int32_t> signatures_;
   std::set<std::pair<int64_t, int32_t>> added_;  // (owner, route) pairs already counted
   bool sealed_ = false;
   mutable std::vector<int32_t> scratch_;  // per link: uses within the phase being classified

@@ -1,6 +1,7 @@
 #include "engine/step_engine.hpp"
 
 #include <simgrid/s4u.hpp>
+#include <xbt/config.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -90,12 +91,24 @@ struct DpFlow {
   sg4::Host* dst = nullptr;
   uint64_t bytes = 1;
 };
-// A DP collective as one communication actor runs it: per phase of the plan (phases run one after
-// the other), the flows it starts at once. Made once per (actor, kind, bytes): Simulation::flow_plan.
+// An edge alone on its links (FlowCensus::classify), with what its rate depends on.
+struct LoneFlow {
+  DpFlow flow;
+  const LoneRoute* route = nullptr;
+};
+// One phase of a collective: the flows started at once, one per class of the census, and, when
+// link bandwidths change during the run, the same edges as those alone on their links and the
+// others, for classes by the rates they start with (Simulation::reclass).
+struct PlanPhase {
+  std::vector<DpFlow> flows;
+  std::vector<DpFlow> fixed;
+  std::vector<LoneFlow> lone;
+  int64_t edges = 0;
+};
+// A DP collective as one communication actor runs it: its phases, one after the other. Made once
+// per (actor, kind, bytes): Simulation::flow_plan.
 struct FlowPlan {
-  std::vector<std::vector<DpFlow>> phases;
-  int64_t flows = 0;    // flows started, over all phases
-  int64_t classed = 0;  // edges of the plan a flow of their class stands for (not started)
+  std::vector<PlanPhase> phases;
 };
 using FlowPlanPtr = std::shared_ptr<const FlowPlan>;
 
@@ -375,6 +388,14 @@ class Simulation {
   // null when classes are off.
   std::unique_ptr<FlowCensus> census_;
   void take_census();
+  // When a link's bandwidth may next change (tenants, link faults); null without them.
+  std::shared_ptr<const NoiseCalendar> noise_;
+  double tcp_gamma_ = 0;  // SimGrid's TCP window bound: rate <= gamma / (2 x latency); 0 = none
+  // The flows of `phase` to start now: one per class of the edges alone on their links that start
+  // with the same latency, bytes and rate, when no link bandwidth changes before they would all
+  // end at those rates (then those are their rates throughout), plus the edges not alone. False
+  // (and `out` unspecified) when a change may come first.
+  bool reclass(const PlanPhase& phase, std::vector<DpFlow>& out) const;
   int64_t dp_flows_started_ = 0;
   int64_t dp_flows_classed_ = 0;
   // Share of a chunk's pass time that is exposed TP/CP communication (same in both passes).
@@ -583,15 +604,16 @@ FlowPlanPtr Simulation::flow_plan(int64_t replica, int64_t stage, int64_t rail, 
     // One flow per class and size: the first member of each stands for the others.
     const std::vector<int32_t> cls = census_ ? census_->classify(owner, routes) : std::vector<int32_t>(mine.size(), -1);
     represented.clear();
-    auto& flows = plan->phases.emplace_back();
+    PlanPhase& ph = plan->phases.emplace_back();
+    ph.edges = static_cast<int64_t>(mine.size());
     for (size_t i = 0; i < mine.size(); ++i) {
-      if (cls[i] >= 0 && !represented.emplace(cls[i], mine[i].bytes).second) {
-        ++plan->classed;
-        continue;
+      if (noise_ != nullptr) {
+        if (cls[i] >= 0) ph.lone.push_back({mine[i], &census_->lone(routes[i])});
+        else ph.fixed.push_back(mine[i]);
       }
-      flows.push_back(mine[i]);
+      if (cls[i] >= 0 && !represented.emplace(cls[i], mine[i].bytes).second) continue;
+      ph.flows.push_back(mine[i]);
     }
-    plan->flows += static_cast<int64_t>(flows.size());
   }
   flow_plans_.emplace(key, plan);
   return plan;
@@ -607,6 +629,27 @@ model::NetCallCost Simulation::dp_call(parallel::CollectiveKind kind, double byt
   return model::net_call_cost(sc_.cluster, k, n, per_node, bytes);
 }
 
+bool Simulation::reclass(const PlanPhase& phase, std::vector<DpFlow>& out) const {
+  const double now = sg4::Engine::get_clock();
+  const double next = noise_->next_change();
+  out = phase.fixed;
+  std::vector<std::tuple<double, double, uint64_t>> classes;  // (latency, rate, bytes) of each started
+  double last = now;
+  for (const LoneFlow& e : phase.lone) {
+    const LoneRoute& r = *e.route;
+    double rate = std::numeric_limits<double>::infinity();
+    for (sg4::Link* l : r.links) rate = std::min(rate, l->get_bandwidth());
+    if (tcp_gamma_ > 0 && r.latency_s > 0) rate = std::min(rate, tcp_gamma_ / (2 * r.latency_s));
+    last = std::max(last, now + r.latency_s + static_cast<double>(e.flow.bytes) / rate);
+    const std::tuple<double, double, uint64_t> key{r.latency_s, rate, e.flow.bytes};
+    if (std::find(classes.begin(), classes.end(), key) != classes.end()) continue;
+    classes.push_back(key);
+    out.push_back(e.flow);
+  }
+  // Far above the rounding of either date (SimGrid's and this one), far below any burst or flap.
+  return last * (1 + 1e-9) + 1e-9 < next;
+}
+
 void CommActor::operator()() {
   Simulation& s = *sim_;
   const int64_t me = s.comm_index(replica_, stage_, rail_);
@@ -618,14 +661,16 @@ void CommActor::operator()() {
     if (job->exit) return;
     const double start = sg4::Engine::get_clock();
     const auto& phases = job->plan->phases;
-    s.dp_flows_started_ += job->plan->flows;
-    s.dp_flows_classed_ += job->plan->classed;
     if (job->latency_s > 0 && !phases.empty()) sg4::this_actor::sleep_for(job->latency_s);
     std::vector<sg4::CommPtr> comms;
+    std::vector<DpFlow> reclassed;
     for (const auto& phase : phases) {
       if (barrier != nullptr) barrier->wait();  // a collective starts when every member is there
-      comms.reserve(phase.size());
-      for (const auto& f : phase) comms.push_back(sg4::Comm::sendto_async(f.src, f.dst, f.bytes));
+      const std::vector<DpFlow>& flows = !phase.lone.empty() && s.reclass(phase, reclassed) ? reclassed : phase.flows;
+      s.dp_flows_started_ += static_cast<int64_t>(flows.size());
+      s.dp_flows_classed_ += phase.edges - static_cast<int64_t>(flows.size());
+      comms.reserve(flows.size());
+      for (const auto& f : flows) comms.push_back(sg4::Comm::sendto_async(f.src, f.dst, f.bytes));
       sg4::Comm::wait_all(comms);
       comms.clear();
     }
@@ -1263,7 +1308,9 @@ RunResult Simulation::run(World world) {
       }
     }
   }
-  start_contention(sc_, *platform_, opt_.seed);
+  noise_ = start_contention(sc_, *platform_, opt_.seed);
+  if (!census_) noise_ = nullptr;  // without classes every edge is simulated: nothing to reclass
+  tcp_gamma_ = simgrid::config::get_value<double>("network/TCP-gamma");
   start_watchdog();
 
   engine->run();

@@ -135,6 +135,65 @@ TEST(ContendedLinksTest, JobsAndFaultsMakeEachLinkAGroupOfItsOwn) {
   }
 }
 
+// Starts the scenario's noise and samples every noisy link's bandwidth every 0.05 ms for 50 ms with
+// the calendar's next change. Returns: the samples at which some bandwidth had changed since the
+// previous sample although the calendar had promised no change until after now; the samples with
+// a change; the samples at which the calendar promised a quiet future (next change after now).
+std::vector<double> sample_calendar(const config::Scenario& sc) {
+  auto engine = platform::make_engine();
+  auto plat = platform::Platform::build(*engine, sc.cluster);
+  std::vector<simgrid::s4u::Link*> links;
+  for (const auto* set : {&plat->fabric_links(), &plat->shared_links()}) links.insert(links.end(), set->begin(), set->end());
+  const std::shared_ptr<const NoiseCalendar> calendar = start_contention(sc, *plat, 1);
+  double broken = 0, changed = 0, quiet = 0;
+  simgrid::s4u::Actor::create("sampler", plat->gpu(0, 0), [&] {
+    std::vector<double> before;
+    double promised = 0;  // no bandwidth changes before this instant
+    for (int i = 0; i < 1000; ++i) {
+      simgrid::s4u::this_actor::sleep_for(0.05e-3);
+      const double now = simgrid::s4u::Engine::get_clock();
+      std::vector<double> bw;
+      for (auto* l : links) bw.push_back(l->get_bandwidth());
+      if (!before.empty() && bw != before) {
+        ++changed;
+        if (now < promised) ++broken;
+      }
+      before = bw;
+      promised = calendar->next_change();
+      if (promised > now) ++quiet;
+    }
+  });
+  engine->run();
+  return {broken, changed, quiet};
+}
+
+// The calendar never promises quiet while a daemon is about to change a bandwidth: every change
+// the sampling sees comes at or after the next change the calendar gave at the sample before.
+// Tenants (bursts of 2 ms, so changes come every ~0.5 ms), tenants with jobs, and flapping cables.
+TEST(NoiseCalendarTest, NoBandwidthChangesBeforeTheNextChangeItGives) {
+  for (int which : {0, 1, 2}) {
+    const auto v = in_child_values([which] {
+      auto sc = scenario();
+      if (which == 1) {
+        sc.contention->job_duration_s = 5e-3;
+        sc.contention->job_gap_s = 1e-3;
+      } else if (which == 2) {
+        sc.contention.reset();
+        config::LinkFaultSpec f;
+        f.flaps_per_link_hour = 3.6e6;  // 1,000 a second a link: 16 links, a flap every ~60 us
+        f.flap_s = 0.2e-3;
+        sc.link_faults = f;
+      }
+      return sample_calendar(sc);
+    });
+    ASSERT_EQ(v.size(), 3u) << which;
+    EXPECT_EQ(v[0], 0) << which;
+    // Changes were seen (the check had something to check), and quiet was promised between them.
+    EXPECT_GE(v[1], 20) << which;
+    EXPECT_GE(v[2], 100) << which;
+  }
+}
+
 TEST(ContendedLinksTest, NothingWithoutTenantsOrFaults) {
   const auto v = in_child_values([] {
     auto sc = scenario();
