@@ -91,14 +91,15 @@ struct DpFlow {
   sg4::Host* dst = nullptr;
   uint64_t bytes = 1;
 };
-// An edge alone on its links (FlowCensus::classify), with what its rate depends on.
+// An edge alone on its links (FlowCensus::classify) and its route (FlowCensus::lone: what its rate
+// depends on).
 struct LoneFlow {
   DpFlow flow;
-  const LoneRoute* route = nullptr;
+  int32_t route = -1;
 };
 // One phase of a collective: the flows started at once, one per class of the census, and, when
-// link bandwidths change during the run, the same edges as those alone on their links and the
-// others, for classes by the rates they start with (Simulation::reclass).
+// link bandwidths change during the run, the same flows as those that stand for edges alone on
+// their links and the others, for classes by the rates they start with (Simulation::reclass).
 struct PlanPhase {
   std::vector<DpFlow> flows;
   std::vector<DpFlow> fixed;
@@ -607,12 +608,14 @@ FlowPlanPtr Simulation::flow_plan(int64_t replica, int64_t stage, int64_t rail, 
     PlanPhase& ph = plan->phases.emplace_back();
     ph.edges = static_cast<int64_t>(mine.size());
     for (size_t i = 0; i < mine.size(); ++i) {
-      if (noise_ != nullptr) {
-        if (cls[i] >= 0) ph.lone.push_back({mine[i], &census_->lone(routes[i])});
-        else ph.fixed.push_back(mine[i]);
-      }
       if (cls[i] >= 0 && !represented.emplace(cls[i], mine[i].bytes).second) continue;
       ph.flows.push_back(mine[i]);
+      // For reclass: the edges not alone, and one edge per class (its members start at the same
+      // rate: they are alike at every instant).
+      if (noise_ != nullptr) {
+        if (cls[i] >= 0) ph.lone.push_back({mine[i], routes[i]});
+        else ph.fixed.push_back(mine[i]);
+      }
     }
   }
   flow_plans_.emplace(key, plan);
@@ -636,7 +639,7 @@ bool Simulation::reclass(const PlanPhase& phase, std::vector<DpFlow>& out) const
   std::vector<std::tuple<double, double, uint64_t>> classes;  // (latency, rate, bytes) of each started
   double last = now;
   for (const LoneFlow& e : phase.lone) {
-    const LoneRoute& r = *e.route;
+    const LoneRoute& r = census_->lone(e.route);
     double rate = std::numeric_limits<double>::infinity();
     for (sg4::Link* l : r.links) rate = std::min(rate, l->get_bandwidth());
     if (tcp_gamma_ > 0 && r.latency_s > 0) rate = std::min(rate, tcp_gamma_ / (2 * r.latency_s));
