@@ -29,7 +29,6 @@ int32_t FlowCensus::link_id(sg4::Link* link) {
     LinkState st;
     st.link = link;
     st.bandwidth_Bps = link->get_bandwidth();
-    st.latency_s = link->get_latency();
     const auto policy = link->get_sharing_policy();
     st.fatpipe = policy == sg4::Link::SharingPolicy::FATPIPE;
     st.usable = policy == sg4::Link::SharingPolicy::SHARED || st.fatpipe;
@@ -100,7 +99,6 @@ void FlowCensus::seal() {
   }
   // Signatures: the route's latency and the links that can be the smallest along it, in no order.
   struct Candidate {
-    int32_t id;
     const LinkState* l;
     Bound bound;
   };
@@ -119,7 +117,7 @@ void FlowCensus::seal() {
     for (int32_t id : r.links) {
       const LinkState& l = links_[static_cast<size_t>(id)];
       if (l.never_full) continue;
-      candidates.push_back({id, &l, {l.bandwidth_Bps, by_tenants(l) ? 0 : l.group, l.tenants}});
+      candidates.push_back({&l, {l.bandwidth_Bps, by_tenants(l) ? 0 : l.group, l.tenants}});
     }
     Signature signature{r.lone.latency_s, {}};
     r.lone.links.clear();

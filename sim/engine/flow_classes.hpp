@@ -110,7 +110,6 @@ class FlowCensus {
   struct LinkState {
     simgrid::s4u::Link* link = nullptr;
     double bandwidth_Bps = 0;
-    double latency_s = 0;
     bool fatpipe = false;
     bool usable = true;        // a shared or fatpipe link
     double min_share = 1;      // the lowest share of its bandwidth it can have (ContendedLink)

@@ -76,9 +76,16 @@ model::StepCosts costs(int64_t pp, int64_t m) {
   return c;
 }
 
-// FlowCensus on a built fat-tree of 8 nodes, 2 a leaf (leaf uplinks of 800 GB/s), GPU 0 of each
-// node: which edges it classes, and into which class. `contended`: (link name, group, lowest share,
-// tenants crossing it) of links whose bandwidth changes during the run.
+// The fabric the FlowCensus tests build: a fat-tree of 8 nodes, 2 a leaf (leaf uplinks of 800 GB/s).
+hardware::ClusterSpec census_fabric() {
+  auto sc = scenario(8, 8, 1, 8, 1);
+  sc.cluster.nodes_per_leaf = 2;
+  return sc.cluster;
+}
+
+// FlowCensus on census_fabric(), GPU 0 of each node: which edges it classes, and into which class.
+// `contended`: (link name, group, lowest share, tenants crossing it) of links whose bandwidth
+// changes during the run.
 struct Noisy {
   std::string link;
   int64_t group = 0;
@@ -88,9 +95,7 @@ struct Noisy {
 using Contended = std::vector<Noisy>;
 std::vector<double> census_answers(const Contended& contended) {
   auto engine = platform::make_engine();
-  auto sc = scenario(8, 8, 1, 8, 1);
-  sc.cluster.nodes_per_leaf = 2;
-  auto plat = platform::Platform::build(*engine, sc.cluster);
+  auto plat = platform::Platform::build(*engine, census_fabric());
   auto g = [&](int64_t node, int64_t gpu = 0) { return plat->gpu(node, gpu); };
   std::vector<ContendedLink> links;
   for (const Noisy& n : contended) links.push_back({simgrid::s4u::Link::by_name(n.link), n.group, n.min_share, n.tenants});
@@ -169,9 +174,7 @@ TEST(FlowCensusTest, ALoneFlowIsAlikeToAnotherWhoseSmallestLinksAreAlike) {
 // is then alike to 4->5 (NICs only). Down to a twentieth (40) it can be the smaller: another class.
 std::vector<double> uplink_answers(double min_share) {
   auto engine = platform::make_engine();
-  auto sc = scenario(8, 8, 1, 8, 1);
-  sc.cluster.nodes_per_leaf = 2;
-  auto plat = platform::Platform::build(*engine, sc.cluster);
+  auto plat = platform::Platform::build(*engine, census_fabric());
   auto g = [&](int64_t node) { return plat->gpu(node, 0); };
   FlowCensus c({{simgrid::s4u::Link::by_name("leaf-0-uplink_UP"), 0, min_share, {0}}});
   const int32_t r12 = c.route(g(1), g(2)), r03 = c.route(g(0), g(3)), r45 = c.route(g(4), g(5));
