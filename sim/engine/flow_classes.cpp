@@ -83,6 +83,7 @@ void FlowCensus::add(int64_t owner, int32_t route) {
       l.many_owners = l.many_owners || l.owner != owner;
       l.min_weight = std::min(l.min_weight, r.weight);
     }
+    if (std::find(l.owners.begin(), l.owners.end(), owner) == l.owners.end()) l.owners.push_back(owner);
     l.sum_Bps += r.bottleneck_Bps;
     l.max_rate_weight = std::max(l.max_rate_weight, r.bottleneck_Bps * r.weight);
   }
@@ -141,6 +142,13 @@ void FlowCensus::seal() {
 const LoneRoute& FlowCensus::lone(int32_t route) const {
   if (!sealed_) throw std::logic_error("FlowCensus::lone before seal");
   return routes_[static_cast<size_t>(route)].lone;
+}
+
+int32_t FlowCensus::find_route(const sg4::Host* src, const sg4::Host* dst) const {
+  const auto by_dst = route_ids_.find(src);
+  if (by_dst == route_ids_.end()) return -1;
+  const auto it = by_dst->second.find(dst);
+  return it == by_dst->second.end() ? -1 : it->second;
 }
 
 size_t FlowCensus::never_full_links() const {

@@ -30,6 +30,11 @@
 // Leaving out such a flow changes nobody else's rate either (max-min decomposes over flows that share no
 // saturated link). Anything the census cannot prove this way is simulated as before.
 //
+// The same reasoning times a pipeline transfer without simulating it (Simulation::timed_transfer):
+// a blocking transfer none of whose links that can be full has another owner (owners()) with a
+// flow in flight or able to start one before the transfer would end, at bandwidths no daemon
+// changes before then, ends latency + bytes / rate after it starts; its sender waits that long.
+//
 // What differs in floating point: flows coupled through a never-full link are re-solved together
 // by SimGrid's lazy updates, which re-derives their finish dates (now + remaining / rate) in the
 // last bits; the representative's date is derived once. Links of different groups reach the same
@@ -102,6 +107,15 @@ class FlowCensus {
   // REQUIRES: sealed.
   const LoneRoute& lone(int32_t route) const;
 
+  // Timed pipeline transfers (Simulation::timed_transfer): the route between two hosts if the
+  // census has it (-1 otherwise), whether a flow over it can be alone (classable), its links, which
+  // of them can never be full, and every owner whose flows may cross a link. REQUIRES: sealed.
+  int32_t find_route(const simgrid::s4u::Host* src, const simgrid::s4u::Host* dst) const;
+  bool classable(int32_t route) const { return routes_[static_cast<size_t>(route)].signature >= 0; }
+  const std::vector<int32_t>& route_links(int32_t route) const { return routes_[static_cast<size_t>(route)].links; }
+  bool never_full(int32_t link) const { return links_[static_cast<size_t>(link)].never_full; }
+  const std::vector<int64_t>& owners(int32_t link) const { return links_[static_cast<size_t>(link)].owners; }
+
   // Links seen so far, and how many of them can never be full (after seal()).
   size_t links() const { return links_.size(); }
   size_t never_full_links() const;
@@ -118,6 +132,7 @@ class FlowCensus {
     int64_t owner = 0;         // the one owner of every flow over it (valid when !many_owners)
     bool owned = false;        // some flow added
     bool many_owners = false;
+    std::vector<int64_t> owners;  // every owner of a flow over it, in the order first added
     double sum_Bps = 0;        // sum of the bottleneck bandwidths of the flows that may cross it
     double max_rate_weight = 0;  // max over those flows of bottleneck x weight (fatpipe check)
     double min_weight = 0;     // min over those flows of their max-min weight

@@ -63,6 +63,7 @@ struct RunResult {
   int64_t dp_flow_plans = 0;        // DP collective plans made: one per (communication actor, kind, bytes), reused
   int64_t dp_flows_started = 0;     // DP flows SimGrid simulated over the run
   int64_t dp_flows_classed = 0;     // DP flows a flow of their class stood for (engine/flow_classes.hpp)
+  int64_t p2p_transfers_timed = 0;  // pipeline transfers timed alone, not simulated (Simulation::timed_transfer)
   double wall_s = 0;
   bool interrupted = false;         // stopped early (SIGINT); steps holds what finished
   int64_t steps_replicated = 0;     // steps copied from the detected steady state (the last ones of `steps`)

@@ -203,7 +203,9 @@ class StageActor {
                bool trace, double then_wait_s = 0);
   // With `trace`: the send and the receive as slices, the bubble before a receive, and a flow
   // event joining the two ends.
-  void receive(P2pSlot& slot, StepAccount& acc, bool trace);
+  // `then_computes_s` > 0: once it has landed the actor computes at least that long before it starts
+  // a flow or submits a collective (Simulation::Quiet).
+  void receive(P2pSlot& slot, StepAccount& acc, bool trace, double then_computes_s = 0);
   // NCCL's per-message cost of a transfer to `to_stage` (model::p2p_call_cost, as the closed form).
   model::NetCallCost p2p_call(int64_t to_stage, double bytes) const;
   // `latency_waited`: the call's latency has just passed (compute's then_wait_s).
@@ -255,6 +257,7 @@ class StageActor {
   } deferred_;
   std::mt19937_64 rng_;
   std::vector<double> routing_;  // per (chunk, micro-batch, pass): the slowest ep rank's expert time factor
+  bool bucket_ = false;           // compute() runs a gradient bucket's backward
 };
 
 class Simulation {
@@ -292,6 +295,7 @@ class Simulation {
   int64_t p2p_index(int64_t replica, int64_t stage, int direction) const { return actor_index(replica, stage) * 2 + direction; }
   void post_p2p(int64_t replica, int64_t stage, int direction, P2pJobPtr job) {
     const int64_t q = p2p_index(replica, stage, direction);
+    if (timed_transfers_) ++p2p_jobs_[static_cast<size_t>(actor_index(replica, stage))];
     p2p_queues_[q].push_back(std::move(job));
     p2p_ready_[q]->release();
   }
@@ -399,6 +403,45 @@ class Simulation {
   bool reclass(const PlanPhase& phase, std::vector<DpFlow>& out) const;
   int64_t dp_flows_started_ = 0;
   int64_t dp_flows_classed_ = 0;
+  // Timed pipeline transfers (issue 20). A blocking transfer alone on its links from start to end
+  // (every other owner of a link it crosses that can be full is quiet until it ends, per
+  // FlowCensus's owners) at bandwidths no daemon changes before it ends (NoiseCalendar) takes
+  // latency + bytes / rate, CM02's time for a lone flow (flow_classes.hpp): the sender waits that
+  // long instead of starting a SimGrid flow. What each stage actor can do next, for that check:
+  // `until` >= 0: it starts no flow and submits no collective before `until` (it is in a timed
+  // wait that ends there, the last part of which may be a timed transfer over `timed_route`);
+  // `after_receive_s` >= 0: it waits for a transfer to land and then computes at least that long
+  // before anything else; neither: it may start a flow at any instant.
+  struct Quiet {
+    double until = -1;
+    double after_receive_s = -1;
+    int32_t timed_route = -1;
+    bool then_submits = false;  // the timed wait is a gradient bucket's backward: a collective follows
+  };
+  bool timed_transfers_ = false;    // on for runs whose actors keep quiet_ (take_census)
+  std::vector<Quiet> quiet_;        // per simulated stage actor
+  std::vector<int64_t> comm_jobs_;  // per communication actor: jobs submitted and not yet done
+  std::vector<int64_t> p2p_jobs_;   // per simulated stage actor: posted transfers not yet landed
+  int64_t p2p_timed_ = 0;
+  // Whether the transfer of `bytes` stage actor `me` would start now from `from` to `to` is alone
+  // throughout; then its end (SimGrid's clock) and route.
+  bool timed_transfer(int64_t me, sg4::Host* from, sg4::Host* to, uint64_t bytes, double& end, int32_t& route) const;
+  // Per simulated stage actor: inside its step's passes with more to come, any collective it submits
+  // follows a gradient bucket's backward of at least bucket_s (StageActor::backward); elsewhere
+  // (before the first pass, at the last, after) it may submit at any instant.
+  std::vector<char> mid_passes_;
+  std::vector<double> bucket_s_;
+  double submit_bound(int64_t actor, double now) const {
+    const Quiet& q = quiet_[static_cast<size_t>(actor)];
+    const bool mid = mid_passes_[static_cast<size_t>(actor)] != 0;
+    const double gap = mid ? bucket_s_[static_cast<size_t>(actor)] : 0;
+    if (q.until >= 0) return q.then_submits ? q.until : q.until + gap;
+    return now + gap;
+  }
+  double quiet_bound(int64_t actor, double now) const {
+    const Quiet& q = quiet_[static_cast<size_t>(actor)];
+    return q.until >= 0 ? q.until : q.after_receive_s >= 0 ? now + q.after_receive_s : now;
+  }
   // Share of a chunk's pass time that is exposed TP/CP communication (same in both passes).
   static double tp_share(const model::ChunkCost& c) {
     const double total = c.forward_s + c.backward_s;
@@ -653,6 +696,48 @@ bool Simulation::reclass(const PlanPhase& phase, std::vector<DpFlow>& out) const
   return last * (1 + 1e-9) + 1e-9 < next;
 }
 
+bool Simulation::timed_transfer(int64_t me, sg4::Host* from, sg4::Host* to, uint64_t bytes, double& end,
+                                int32_t& route) const {
+  if (!timed_transfers_) return false;
+  route = census_->find_route(from, to);
+  if (route < 0 || !census_->classable(route)) return false;
+  const LoneRoute& r = census_->lone(route);
+  double rate = std::numeric_limits<double>::infinity();
+  for (sg4::Link* l : r.links) rate = std::min(rate, l->get_bandwidth());
+  if (tcp_gamma_ > 0 && r.latency_s > 0) rate = std::min(rate, tcp_gamma_ / (2 * r.latency_s));
+  if (!(rate > 0) || std::isinf(rate)) return false;
+  const double now = sg4::Engine::get_clock();
+  end = now + r.latency_s + static_cast<double>(bytes) / rate;
+  // Far above the rounding of either date (SimGrid's and this one), far below any pass.
+  const double guard = end * (1 + 1e-9) + 1e-9;
+  if (noise_ && !(guard < noise_->next_change())) return false;
+  if (p2p_jobs_[static_cast<size_t>(me)] > 0) return false;  // its own posted transfers share its links
+  for (int32_t id : census_->route_links(route)) {
+    if (census_->never_full(id)) continue;
+    const auto& owners = census_->owners(id);
+    if (owners.size() > 64) return false;  // not worth the look
+    for (int64_t o : owners) {
+      if (o >= 0) {
+        // A communication actor: busy, or its stage actor may submit it a collective in time.
+        if (comm_jobs_[static_cast<size_t>(o)] > 0) return false;
+        const int64_t j = o / rails_;
+        if (j != me && submit_bound(j, now) < guard) return false;
+        continue;
+      }
+      const int64_t j = -1 - o;
+      if (j == me) continue;
+      if (p2p_jobs_[static_cast<size_t>(j)] > 0) return false;
+      const Quiet& q = quiet_[static_cast<size_t>(j)];
+      if (q.timed_route >= 0) {
+        const auto& theirs = census_->route_links(q.timed_route);
+        if (std::find(theirs.begin(), theirs.end(), id) != theirs.end()) return false;
+      }
+      if (quiet_bound(j, now) < guard) return false;
+    }
+  }
+  return true;
+}
+
 void CommActor::operator()() {
   Simulation& s = *sim_;
   const int64_t me = s.comm_index(replica_, stage_, rail_);
@@ -679,6 +764,7 @@ void CommActor::operator()() {
     }
     if (barrier != nullptr && !phases.empty()) barrier->wait();  // and ends when all are done
     if (job->traced) s.trace(s.track_of(replica_, stage_, Simulation::kDp), job->name, "dp-sync", start, sg4::Engine::get_clock());
+    if (s.timed_transfers_) --s.comm_jobs_[static_cast<size_t>(me)];
     job->done->release();
   }
 }
@@ -695,6 +781,7 @@ void P2pActor::operator()() {
     sg4::Comm::sendto(job->from, job->slot->to, job->bytes);
     job->slot->message = job->message;
     job->slot->landed->release();
+    if (s.timed_transfers_) --s.p2p_jobs_[static_cast<size_t>(queue_ / 2)];
     job->done->release();
   }
 }
@@ -713,7 +800,10 @@ bool StageActor::compute(double seconds, double tp_share, StepAccount& acc, cons
                          bool trace, double then_wait_s) {
   if (seconds <= 0) return false;
   const double start = sg4::Engine::get_clock();
+  Simulation::Quiet& quiet = sim_->quiet_[static_cast<size_t>(sim_->actor_index(replica_, stage_))];
+  if (sim_->timed_transfers_) quiet = {start + seconds + then_wait_s, -1, -1, bucket_};
   sg4::this_actor::sleep_for(seconds + then_wait_s);
+  if (sim_->timed_transfers_) quiet = {};
   ++sim_->passes_done_;
   const double end = sg4::Engine::get_clock() - then_wait_s;
   acc.tp_comm_s += (end - start) * tp_share;
@@ -727,9 +817,12 @@ bool StageActor::compute(double seconds, double tp_share, StepAccount& acc, cons
   return true;
 }
 
-void StageActor::receive(P2pSlot& slot, StepAccount& acc, bool trace) {
+void StageActor::receive(P2pSlot& slot, StepAccount& acc, bool trace, double then_computes_s) {
   const double t0 = sg4::Engine::get_clock();
+  Simulation::Quiet& quiet = sim_->quiet_[static_cast<size_t>(sim_->actor_index(replica_, stage_))];
+  if (sim_->timed_transfers_ && then_computes_s > 0) quiet = {-1, then_computes_s, -1};
   slot.landed->acquire();
+  if (sim_->timed_transfers_) quiet = {};
   const double t1 = sg4::Engine::get_clock();
   const Message* msg = &slot.message;
   const double posted = std::clamp(msg->posted_s, t0, t1);
@@ -760,7 +853,18 @@ void StageActor::send(P2pSlot& slot, int64_t to_stage, double bytes, StepAccount
   if (!latency_waited && call.latency_s > 0) sg4::this_actor::sleep_for(call.latency_s);
   const uint64_t flow = trace ? ++s.next_flow_ : 0;
   slot.message = Message{t0, flow};  // read by the receiver once landed is released, before the next step's send
-  sg4::Comm::sendto(sg4::this_actor::get_host(), slot.to, static_cast<uint64_t>(std::max(1.0, std::round(bytes * call.wire_factor))));
+  const auto wire = static_cast<uint64_t>(std::max(1.0, std::round(bytes * call.wire_factor)));
+  double end = 0;
+  int32_t route = -1;
+  if (s.timed_transfer(s.actor_index(replica_, stage_), sg4::this_actor::get_host(), slot.to, wire, end, route)) {
+    Simulation::Quiet& quiet = s.quiet_[static_cast<size_t>(s.actor_index(replica_, stage_))];
+    quiet = {end, -1, route};
+    sg4::this_actor::sleep_for(end - sg4::Engine::get_clock());
+    quiet = {};
+    ++s.p2p_timed_;
+  } else {
+    sg4::Comm::sendto(sg4::this_actor::get_host(), slot.to, wire);
+  }
   slot.landed->release();
   acc.comm_s += sg4::Engine::get_clock() - t0;
   if (trace) {
@@ -830,6 +934,7 @@ void StageActor::submit(CommJobPtr job, bool pending) {
   Simulation& s = *sim_;
   const int64_t q = s.comm_index(replica_, stage_, job->rail);
   if (pending) pending_.push_back(job);
+  if (s.timed_transfers_) ++s.comm_jobs_[static_cast<size_t>(q)];
   s.queues_[q].push_back(std::move(job));
   s.queue_ready_[q]->release();
 }
@@ -932,7 +1037,7 @@ void StageActor::forward(const parallel::PipelineOp& op, StepAccount& acc, bool 
   const int64_t g = parallel::model_chunk(stage_, op.chunk, s.p_);
   const auto& cost = s.costs_.stages[stage_].chunks[op.chunk];
   await_send(0, acc);
-  if (g > 0) receive(s.act_[replica_][g][op.micro_batch], acc, trace);
+  if (g > 0) receive(s.act_[replica_][g][op.micro_batch], acc, trace, cost.forward_s);
   const std::string name = "F" + std::to_string(op.micro_batch) + "." + std::to_string(op.chunk);
   const double slow = slowdown();
   if (s.ep_flows_) exchange(cost, true, cost.ep.window_forward_s * slow, acc, name, trace);
@@ -946,7 +1051,10 @@ void StageActor::backward(const parallel::PipelineOp& op, bool last_micro_batch,
   const int64_t g = parallel::model_chunk(stage_, op.chunk, s.p_);
   const auto& cost = s.costs_.stages[stage_].chunks[op.chunk];
   await_send(1, acc);
-  if (g + 1 < s.p_ * s.v_) receive(s.grad_[replica_][g][op.micro_batch], acc, trace);
+  // The first part of the backward: the whole pass, or its first real bucket's share (below).
+  if (g + 1 < s.p_ * s.v_)
+    receive(s.grad_[replica_][g][op.micro_batch], acc, trace,
+            cost.backward_s / (std::max(1.0, s.calls_per_job_) * static_cast<double>(std::max<int64_t>(1, s.buckets_per_chunk_))));
   const std::string name = "B" + std::to_string(op.micro_batch) + "." + std::to_string(op.chunk);
   const double slow = slowdown();
   if (s.ep_flows_) exchange(cost, false, cost.ep.window_backward_s * slow, acc, name, trace);
@@ -971,7 +1079,9 @@ void StageActor::backward(const parallel::PipelineOp& op, bool last_micro_batch,
     for (int64_t b = 0; b < nb; ++b) {
       const double ready = static_cast<double>(b + 1) * k * real_backward - (k - 1) * real_reduce;
       const double t = std::clamp(ready, std::max(released, real_backward), seconds);
+      bucket_ = true;  // a collective follows at once (Simulation::submit_bound)
       compute(t - released, s.compute_tp_share(cost), acc, "backward", name, trace);
+      bucket_ = false;
       released = t;
       collective(s.grad_kind(), bytes, s.calls_per_job_, "grad bucket " + std::to_string(op.chunk) + "." + std::to_string(b),
                  trace, true);
@@ -1079,8 +1189,17 @@ void StageActor::operator()() {
       const bool batched = s.v_ > 1 && !s.overlap_p2p_;
       const int64_t warmup = batched ? parallel::interleaved_warmup(s.p_, s.m_, s.v_, stage_) : 0;
       int64_t forwards = 0;
+      if (s.timed_transfers_) {
+        // The shortest backward part a collective can follow (backward's buckets, below).
+        double bucket = std::numeric_limits<double>::infinity();
+        for (const auto& c : stage_cost.chunks)
+          bucket = std::min(bucket, c.backward_s / (std::max(1.0, s.calls_per_job_) *
+                                                    static_cast<double>(std::max<int64_t>(1, s.buckets_per_chunk_))));
+        s.bucket_s_[static_cast<size_t>(me)] = std::isfinite(bucket) ? bucket : 0;
+      }
       for (size_t i = 0; i < ops.size(); ++i) {
         const auto& op = ops[i];
+        if (s.timed_transfers_) s.mid_passes_[static_cast<size_t>(me)] = i + 1 < ops.size();
         const bool turns = turns_after(ops, i);
         const bool is_forward = op.pass == parallel::Pass::kForward;
         const bool steady = is_forward && forwards >= warmup;
@@ -1098,6 +1217,7 @@ void StageActor::operator()() {
         }
       }
     }
+    if (s.timed_transfers_) s.mid_passes_[static_cast<size_t>(me)] = 0;
     for (const auto& job : gathered_by_first_forward) wait(job, acc);
     await_send(0, acc);
     await_send(1, acc);
@@ -1272,6 +1392,16 @@ RunResult Simulation::run(World world) {
   plan_ep();
   if (!cl.platform_file.empty() && cl.gpus() > 256) check_used_routes();
   take_census();
+  // The quiet bounds hold where passes run as planned: no per-pass jitter or straggler episodes
+  // (stragglers altogether, to keep the rule short), no expert exchanges, no ZeRO-3 gathers.
+  timed_transfers_ = census_ && !sc_.stragglers && !ep_flows_ && !(sc_.parallel.zero == 3 && replicas_total() > 1);
+  if (timed_transfers_) {
+    quiet_.assign(static_cast<size_t>(replicas_ * p_), Quiet{});
+    comm_jobs_.assign(static_cast<size_t>(replicas_ * p_ * rails_), 0);
+    p2p_jobs_.assign(static_cast<size_t>(replicas_ * p_), 0);
+    mid_passes_.assign(static_cast<size_t>(replicas_ * p_), 0);
+    bucket_s_.assign(static_cast<size_t>(replicas_ * p_), 0);
+  }
 
   // A pass is a timed wait (StageActor::compute): exact only while no two stage actors share a GPU.
   {
@@ -1407,6 +1537,7 @@ RunResult Simulation::run(World world) {
   result_.dp_flow_plans = static_cast<int64_t>(flow_plans_.size());
   result_.dp_flows_started = dp_flows_started_;
   result_.dp_flows_classed = dp_flows_classed_;
+  result_.p2p_transfers_timed = p2p_timed_;
   result_.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   return std::move(result_);
 }

@@ -403,5 +403,45 @@ TEST(FlowClassesTest, PlatformFileSharedLink) {
   expect_tenants_matter(expect_same_steps(sc, {224}), quiet);
 }
 
+// Pipeline transfers timed (Simulation::timed_transfer), then per step its time and the critical
+// GPU's parts.
+std::vector<double> run_timed(config::Scenario sc, bool classes) {
+  sc.flow_classes = classes;
+  EngineOptions o;
+  o.steps = 4;
+  o.replicate = false;
+  o.fidelity = config::Fidelity::kSymmetric;  // one pipeline: its transfers meet no other replica's
+  const auto r = simulate(sc, costs(sc.parallel.pp, sc.training.global_batch / sc.parallel.dp), o);
+  std::vector<double> out{static_cast<double>(r.p2p_transfers_timed)};
+  for (const auto& s : r.steps)
+    for (double v : {s.time_s, s.exposed_comm_s, s.bubble_s, s.compute_s, s.sync_wait_s}) out.push_back(v);
+  return out;
+}
+
+// With classes, a pipeline transfer that nothing else can share a link with, from its start to
+// its end, at bandwidths that do not change meanwhile, is timed (latency + bytes / rate) instead
+// of simulated: the steps are those of simulating every transfer (to 1e-9 relative), and some are
+// timed. Fat-tree, TP8 PP2 DP16, 32 nodes, 8 micro-batches: 2 x 8 transfers a step, each into a
+// NIC no other transfer enters; those while the receiving stage's DP ring runs (its edge into that
+// NIC) are simulated.
+TEST(FlowClassesTest, PipelineTransfersAloneAreTimed) {
+  auto check = [](const config::Scenario& sc) {
+    const auto with = in_child_values([&] { return run_timed(sc, true); });
+    const auto without = in_child_values([&] { return run_timed(sc, false); });
+    ASSERT_EQ(with.size(), 1 + 4 * 5u);
+    ASSERT_EQ(without.size(), with.size());
+    EXPECT_EQ(without[0], 0);
+    EXPECT_GT(with[0], 0);
+    EXPECT_LT(with[0], 4 * 2 * 8);
+    for (size_t i = 1; i < with.size(); ++i)
+      EXPECT_NEAR(with[i], without[i], 1e-9 * std::fabs(without[i]) + 1e-15) << "value " << (i - 1) % 5 << " of step " << (i - 1) / 5;
+    EXPECT_GT(without[1], 5e-3);
+  };
+  auto sc = scenario(32, 8, 2, 16, 8);
+  check(sc);
+  add_tenants(sc);  // bandwidths that change: timed only between two changes
+  check(sc);
+}
+
 }  // namespace
 }  // namespace trainsim::engine
