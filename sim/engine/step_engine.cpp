@@ -295,7 +295,7 @@ class Simulation {
   int64_t p2p_index(int64_t replica, int64_t stage, int direction) const { return actor_index(replica, stage) * 2 + direction; }
   void post_p2p(int64_t replica, int64_t stage, int direction, P2pJobPtr job) {
     const int64_t q = p2p_index(replica, stage, direction);
-    if (timed_transfers_) ++p2p_jobs_[static_cast<size_t>(actor_index(replica, stage))];
+    if (timed_transfers_ && !job->exit) ++p2p_jobs_[static_cast<size_t>(actor_index(replica, stage))];
     p2p_queues_[q].push_back(std::move(job));
     p2p_ready_[q]->release();
   }
@@ -800,10 +800,10 @@ bool StageActor::compute(double seconds, double tp_share, StepAccount& acc, cons
                          bool trace, double then_wait_s) {
   if (seconds <= 0) return false;
   const double start = sg4::Engine::get_clock();
-  Simulation::Quiet& quiet = sim_->quiet_[static_cast<size_t>(sim_->actor_index(replica_, stage_))];
-  if (sim_->timed_transfers_) quiet = {start + seconds + then_wait_s, -1, -1, bucket_};
+  Simulation::Quiet* quiet = sim_->timed_transfers_ ? &sim_->quiet_[static_cast<size_t>(sim_->actor_index(replica_, stage_))] : nullptr;
+  if (quiet != nullptr) *quiet = {start + seconds + then_wait_s, -1, -1, bucket_};
   sg4::this_actor::sleep_for(seconds + then_wait_s);
-  if (sim_->timed_transfers_) quiet = {};
+  if (quiet != nullptr) *quiet = {};
   ++sim_->passes_done_;
   const double end = sg4::Engine::get_clock() - then_wait_s;
   acc.tp_comm_s += (end - start) * tp_share;
@@ -819,10 +819,10 @@ bool StageActor::compute(double seconds, double tp_share, StepAccount& acc, cons
 
 void StageActor::receive(P2pSlot& slot, StepAccount& acc, bool trace, double then_computes_s) {
   const double t0 = sg4::Engine::get_clock();
-  Simulation::Quiet& quiet = sim_->quiet_[static_cast<size_t>(sim_->actor_index(replica_, stage_))];
-  if (sim_->timed_transfers_ && then_computes_s > 0) quiet = {-1, then_computes_s, -1};
+  Simulation::Quiet* quiet = sim_->timed_transfers_ ? &sim_->quiet_[static_cast<size_t>(sim_->actor_index(replica_, stage_))] : nullptr;
+  if (quiet != nullptr && then_computes_s > 0) *quiet = {-1, then_computes_s, -1};
   slot.landed->acquire();
-  if (sim_->timed_transfers_) quiet = {};
+  if (quiet != nullptr) *quiet = {};
   const double t1 = sg4::Engine::get_clock();
   const Message* msg = &slot.message;
   const double posted = std::clamp(msg->posted_s, t0, t1);
@@ -934,7 +934,7 @@ void StageActor::submit(CommJobPtr job, bool pending) {
   Simulation& s = *sim_;
   const int64_t q = s.comm_index(replica_, stage_, job->rail);
   if (pending) pending_.push_back(job);
-  if (s.timed_transfers_) ++s.comm_jobs_[static_cast<size_t>(q)];
+  if (s.timed_transfers_ && !job->exit) ++s.comm_jobs_[static_cast<size_t>(q)];
   s.queues_[q].push_back(std::move(job));
   s.queue_ready_[q]->release();
 }
