@@ -152,6 +152,18 @@ class CommActor {
   int64_t rail_;
 };
 
+// What a stage actor can do next, for Simulation::timed_transfer: `until` >= 0: it starts no flow
+// and submits no collective before `until` (it is in a timed wait that ends there, the last part
+// of which may be a timed transfer over `timed_route`); `after_receive_s` >= 0: it waits for a
+// transfer to land and then computes at least that long before anything else; neither: it may
+// start a flow at any instant.
+struct Quiet {
+  double until = -1;
+  double after_receive_s = -1;
+  int32_t timed_route = -1;
+  bool then_submits = false;  // the timed wait is a gradient bucket's backward: a collective follows
+};
+
 // The p2p actor of one (replica, stage, direction): sends the stage's asynchronously posted
 // pipeline transfers in that direction one after the other (one NCCL stream each way).
 class P2pActor {
@@ -204,7 +216,7 @@ class StageActor {
   // With `trace`: the send and the receive as slices, the bubble before a receive, and a flow
   // event joining the two ends.
   // `then_computes_s` > 0: once it has landed the actor computes at least that long before it starts
-  // a flow or submits a collective (Simulation::Quiet).
+  // a flow or submits a collective (Quiet).
   void receive(P2pSlot& slot, StepAccount& acc, bool trace, double then_computes_s = 0);
   // NCCL's per-message cost of a transfer to `to_stage` (model::p2p_call_cost, as the closed form).
   model::NetCallCost p2p_call(int64_t to_stage, double bytes) const;
@@ -258,6 +270,7 @@ class StageActor {
   std::mt19937_64 rng_;
   std::vector<double> routing_;  // per (chunk, micro-batch, pass): the slowest ep rank's expert time factor
   bool bucket_ = false;           // compute() runs a gradient bucket's backward
+  Quiet* quiet_ = nullptr;  // its entry in Simulation::quiet_ (timed transfers on)
 };
 
 class Simulation {
@@ -401,23 +414,21 @@ class Simulation {
   // end at those rates (then those are their rates throughout), plus the edges not alone. False
   // (and `out` unspecified) when a change may come first.
   bool reclass(const PlanPhase& phase, std::vector<DpFlow>& out) const;
+  // CM02's rate now of a flow alone on `r`: the smallest of the bandwidths of the links that can be
+  // the smallest, and the TCP window bound.
+  double lone_rate(const LoneRoute& r) const {
+    double rate = std::numeric_limits<double>::infinity();
+    for (sg4::Link* l : r.links) rate = std::min(rate, l->get_bandwidth());
+    if (tcp_gamma_ > 0 && r.latency_s > 0) rate = std::min(rate, tcp_gamma_ / (2 * r.latency_s));
+    return rate;
+  }
   int64_t dp_flows_started_ = 0;
   int64_t dp_flows_classed_ = 0;
   // Timed pipeline transfers (issue 20). A blocking transfer alone on its links from start to end
   // (every other owner of a link it crosses that can be full is quiet until it ends, per
   // FlowCensus's owners) at bandwidths no daemon changes before it ends (NoiseCalendar) takes
   // latency + bytes / rate, CM02's time for a lone flow (flow_classes.hpp): the sender waits that
-  // long instead of starting a SimGrid flow. What each stage actor can do next, for that check:
-  // `until` >= 0: it starts no flow and submits no collective before `until` (it is in a timed
-  // wait that ends there, the last part of which may be a timed transfer over `timed_route`);
-  // `after_receive_s` >= 0: it waits for a transfer to land and then computes at least that long
-  // before anything else; neither: it may start a flow at any instant.
-  struct Quiet {
-    double until = -1;
-    double after_receive_s = -1;
-    int32_t timed_route = -1;
-    bool then_submits = false;  // the timed wait is a gradient bucket's backward: a collective follows
-  };
+  // long instead of starting a SimGrid flow. What each stage actor can do next: Quiet.
   bool timed_transfers_ = false;    // on for runs whose actors keep quiet_ (take_census)
   std::vector<Quiet> quiet_;        // per simulated stage actor
   std::vector<int64_t> comm_jobs_;  // per communication actor: jobs submitted and not yet done
@@ -431,6 +442,11 @@ class Simulation {
   // (before the first pass, at the last, after) it may submit at any instant.
   std::vector<char> mid_passes_;
   std::vector<double> bucket_s_;
+  // The first real bucket's share of a backward of `backward_s` (StageActor::backward's
+  // real_backward): the least of it a collective can follow.
+  double first_bucket_s(double backward_s) const {
+    return backward_s / (std::max(1.0, calls_per_job_) * static_cast<double>(std::max<int64_t>(1, buckets_per_chunk_)));
+  }
   double submit_bound(int64_t actor, double now) const {
     const Quiet& q = quiet_[static_cast<size_t>(actor)];
     const bool mid = mid_passes_[static_cast<size_t>(actor)] != 0;
@@ -683,9 +699,7 @@ bool Simulation::reclass(const PlanPhase& phase, std::vector<DpFlow>& out) const
   double last = now;
   for (const LoneFlow& e : phase.lone) {
     const LoneRoute& r = census_->lone(e.route);
-    double rate = std::numeric_limits<double>::infinity();
-    for (sg4::Link* l : r.links) rate = std::min(rate, l->get_bandwidth());
-    if (tcp_gamma_ > 0 && r.latency_s > 0) rate = std::min(rate, tcp_gamma_ / (2 * r.latency_s));
+    const double rate = lone_rate(r);
     last = std::max(last, now + r.latency_s + static_cast<double>(e.flow.bytes) / rate);
     const std::tuple<double, double, uint64_t> key{r.latency_s, rate, e.flow.bytes};
     if (std::find(classes.begin(), classes.end(), key) != classes.end()) continue;
@@ -702,9 +716,7 @@ bool Simulation::timed_transfer(int64_t me, sg4::Host* from, sg4::Host* to, uint
   route = census_->find_route(from, to);
   if (route < 0 || !census_->classable(route)) return false;
   const LoneRoute& r = census_->lone(route);
-  double rate = std::numeric_limits<double>::infinity();
-  for (sg4::Link* l : r.links) rate = std::min(rate, l->get_bandwidth());
-  if (tcp_gamma_ > 0 && r.latency_s > 0) rate = std::min(rate, tcp_gamma_ / (2 * r.latency_s));
+  const double rate = lone_rate(r);
   if (!(rate > 0) || std::isinf(rate)) return false;
   const double now = sg4::Engine::get_clock();
   end = now + r.latency_s + static_cast<double>(bytes) / rate;
@@ -800,10 +812,9 @@ bool StageActor::compute(double seconds, double tp_share, StepAccount& acc, cons
                          bool trace, double then_wait_s) {
   if (seconds <= 0) return false;
   const double start = sg4::Engine::get_clock();
-  Simulation::Quiet* quiet = sim_->timed_transfers_ ? &sim_->quiet_[static_cast<size_t>(sim_->actor_index(replica_, stage_))] : nullptr;
-  if (quiet != nullptr) *quiet = {start + seconds + then_wait_s, -1, -1, bucket_};
+  if (quiet_ != nullptr) *quiet_ = {start + seconds + then_wait_s, -1, -1, bucket_};
   sg4::this_actor::sleep_for(seconds + then_wait_s);
-  if (quiet != nullptr) *quiet = {};
+  if (quiet_ != nullptr) *quiet_ = {};
   ++sim_->passes_done_;
   const double end = sg4::Engine::get_clock() - then_wait_s;
   acc.tp_comm_s += (end - start) * tp_share;
@@ -819,10 +830,9 @@ bool StageActor::compute(double seconds, double tp_share, StepAccount& acc, cons
 
 void StageActor::receive(P2pSlot& slot, StepAccount& acc, bool trace, double then_computes_s) {
   const double t0 = sg4::Engine::get_clock();
-  Simulation::Quiet* quiet = sim_->timed_transfers_ ? &sim_->quiet_[static_cast<size_t>(sim_->actor_index(replica_, stage_))] : nullptr;
-  if (quiet != nullptr && then_computes_s > 0) *quiet = {-1, then_computes_s, -1};
+  if (quiet_ != nullptr && then_computes_s > 0) *quiet_ = {-1, then_computes_s, -1};
   slot.landed->acquire();
-  if (quiet != nullptr) *quiet = {};
+  if (quiet_ != nullptr) *quiet_ = {};
   const double t1 = sg4::Engine::get_clock();
   const Message* msg = &slot.message;
   const double posted = std::clamp(msg->posted_s, t0, t1);
@@ -857,10 +867,9 @@ void StageActor::send(P2pSlot& slot, int64_t to_stage, double bytes, StepAccount
   double end = 0;
   int32_t route = -1;
   if (s.timed_transfer(s.actor_index(replica_, stage_), sg4::this_actor::get_host(), slot.to, wire, end, route)) {
-    Simulation::Quiet& quiet = s.quiet_[static_cast<size_t>(s.actor_index(replica_, stage_))];
-    quiet = {end, -1, route};
+    *quiet_ = {end, -1, route};
     sg4::this_actor::sleep_for(end - sg4::Engine::get_clock());
-    quiet = {};
+    *quiet_ = {};
     ++s.p2p_timed_;
   } else {
     sg4::Comm::sendto(sg4::this_actor::get_host(), slot.to, wire);
@@ -1053,8 +1062,7 @@ void StageActor::backward(const parallel::PipelineOp& op, bool last_micro_batch,
   await_send(1, acc);
   // The first part of the backward: the whole pass, or its first real bucket's share (below).
   if (g + 1 < s.p_ * s.v_)
-    receive(s.grad_[replica_][g][op.micro_batch], acc, trace,
-            cost.backward_s / (std::max(1.0, s.calls_per_job_) * static_cast<double>(std::max<int64_t>(1, s.buckets_per_chunk_))));
+    receive(s.grad_[replica_][g][op.micro_batch], acc, trace, s.first_bucket_s(cost.backward_s));
   const std::string name = "B" + std::to_string(op.micro_batch) + "." + std::to_string(op.chunk);
   const double slow = slowdown();
   if (s.ep_flows_) exchange(cost, false, cost.ep.window_backward_s * slow, acc, name, trace);
@@ -1152,6 +1160,7 @@ void StageActor::operator()() {
   Simulation& s = *sim_;
   rng_.seed(s.opt_.seed * 1000003ULL + static_cast<uint64_t>(s.actor_index(replica_, stage_)));
   const int64_t me = s.actor_index(replica_, stage_);
+  if (s.timed_transfers_) quiet_ = &s.quiet_[static_cast<size_t>(me)];
   const auto& ops = s.plan_[stage_];
   const auto& stage_cost = s.costs_.stages[stage_];
   const bool multi = s.replicas_total() > 1;
@@ -1192,9 +1201,7 @@ void StageActor::operator()() {
       if (s.timed_transfers_) {
         // The shortest backward part a collective can follow (backward's buckets, below).
         double bucket = std::numeric_limits<double>::infinity();
-        for (const auto& c : stage_cost.chunks)
-          bucket = std::min(bucket, c.backward_s / (std::max(1.0, s.calls_per_job_) *
-                                                    static_cast<double>(std::max<int64_t>(1, s.buckets_per_chunk_))));
+        for (const auto& c : stage_cost.chunks) bucket = std::min(bucket, s.first_bucket_s(c.backward_s));
         s.bucket_s_[static_cast<size_t>(me)] = std::isfinite(bucket) ? bucket : 0;
       }
       for (size_t i = 0; i < ops.size(); ++i) {
