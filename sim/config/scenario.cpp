@@ -28,6 +28,8 @@
 //   parallelism.overlap_p2p_comm  bool (default true): with the interleaved schedule, pipeline
 //       transfers run under the next pass in the other direction (Megatron-Core's default since
 //       2023; model/spec.hpp ParallelSpec::overlap_p2p_comm); no effect on other schedules
+//   parallelism.sac_saves_attention  bool (default true): under recompute selective-op the
+//                             attention's output is kept (false: recomputed; model/spec.hpp)
 //   parallelism.sp_save_gathered  bool (default false): under SP the column-parallel linears keep
 //       their all-gathered input (DTensor / torchtitan) instead of re-gathering it (Megatron)
 //   parallelism.recompute     also selective-op (torchtitan's per-op policy, model/spec.hpp)
@@ -134,7 +136,7 @@ const std::vector<std::string> kParallelKeys = {"tp",       "pp",        "dp",  
                                                 "micro_batch", "schedule", "virtual_stages", "zero",
                                                 "recompute", "sequence_parallel", "overlap_grad_reduce", "layers_per_stage",
                                                 "defer_grad_reduce", "recompute_num_layers",
-                                                "activation_offload_layers", "sp_save_gathered", "ep_overlap", "recompute_modules", "ep_dispatcher",
+                                                "activation_offload_layers", "sp_save_gathered", "sac_saves_attention", "ep_overlap", "recompute_modules", "ep_dispatcher",
                                                 "overlap_p2p_comm"};
 const std::vector<std::string> kTrainingKeys = {"precision",    "optimizer",      "global_batch",    "steps",
                                                 "total_tokens", "offload",        "gpu_hour_price", "fp32_main_grads",
@@ -609,6 +611,7 @@ class Reader {
     if (auto f = get(b, "recompute_num_layers")) p.recompute_num_layers = detail::to_int(*f, 0, 1 << 20);
     if (auto f = get(b, "activation_offload_layers")) p.activation_offload_layers = detail::to_int(*f, 0, 1 << 20);
     if (auto f = get(b, "sp_save_gathered")) p.sp_save_gathered = detail::to_bool(*f);
+    if (auto f = get(b, "sac_saves_attention")) p.sac_saves_attention = detail::to_bool(*f);
     layer_items_.clear();
     if (auto f = get(b, "recompute_modules")) {
       if (!f->node.IsSequence())

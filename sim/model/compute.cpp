@@ -564,6 +564,7 @@ LayerTime layer_time(const ModelSpec& model, const ParallelSpec& par, const Trai
       // wk (its share of the fused QKV GEMM), wo, w3 (half of the fused gate+up GEMM; gelu: fc2)
       // and every memory-bound op again (flops.cpp layer_recompute_flops).
       lt.recompute_s = fwd_gemm[0] * aw.k / (aw.q + aw.k + aw.v) + fwd_gemm[1] + (swiglu ? fwd_gemm[2] / 2 : fwd_gemm[3]) + mem_fwd;
+      if (!par.sac_saves_attention) lt.recompute_s += attention_fwd;  // not kept: run again (spec.hpp)
       break;
     case Recompute::kFull:
       lt.recompute_s = lt.forward_s;

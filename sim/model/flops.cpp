@@ -30,7 +30,7 @@ double logits_forward_flops(const ModelSpec& m, int64_t micro_batch) {
   return 2 * d(micro_batch) * d(m.seq_len) * d(m.hidden) * d(m.vocab);
 }
 
-double layer_recompute_flops(const ModelSpec& m, int64_t micro_batch, Recompute recompute) {
+double layer_recompute_flops(const ModelSpec& m, int64_t micro_batch, Recompute recompute, bool saves_attention) {
   switch (recompute) {
     case Recompute::kNone: return 0;
     case Recompute::kSelective: return layer_forward_flops(m, micro_batch).attention;
@@ -40,7 +40,9 @@ double layer_recompute_flops(const ModelSpec& m, int64_t micro_batch, Recompute 
       // 2 s b h x its width.
       const double h = d(m.hidden), f = d(m.ffn_hidden > 0 ? m.ffn_hidden : 4 * m.hidden);
       const AttentionWidths w = attention_widths(m);
-      return 2 * d(micro_batch) * d(m.seq_len) * h * (w.k + w.out + f);
+      const double mms = 2 * d(micro_batch) * d(m.seq_len) * h * (w.k + w.out + f);
+      // The attention itself too where the policy does not keep its output (spec.hpp).
+      return saves_attention ? mms : mms + layer_forward_flops(m, micro_batch).attention;
     }
     case Recompute::kFull: return layer_forward_flops(m, micro_batch).total();
   }

@@ -32,7 +32,8 @@ LayerFlops layer_forward_flops(const ModelSpec& model, int64_t micro_batch, bool
 // Forward FLOPs of the output projection (logits) for `micro_batch` sequences: 2 b s h V.
 double logits_forward_flops(const ModelSpec& model, int64_t micro_batch);
 // Extra FLOPs re-run in the backward of one layer per micro-batch under `recompute`.
-double layer_recompute_flops(const ModelSpec& model, int64_t micro_batch, Recompute recompute);
+// `saves_attention`: ParallelSpec::sac_saves_attention (selective-op only).
+double layer_recompute_flops(const ModelSpec& model, int64_t micro_batch, Recompute recompute, bool saves_attention = true);
 
 // Model FLOPs (no recompute) of one training step over `global_batch` sequences:
 // 3 x (layers x layer forward + logits forward). The MFU numerator.

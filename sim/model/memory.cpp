@@ -53,6 +53,7 @@ struct LayerTerms {
   // What torchtitan's per-op policy keeps instead of [R] + [S] (stored_bytes kSelectiveOp).
   double op_replicated = 0;
   double op_split = 0;
+  double op_attention_out = 0;  // of op_split, the fused attention's output
   double input = 0;       // the layer input, all full recompute keeps
   double gemm_inputs = 0; // of [R], the QKV and MLP-up inputs (the normalised layer input, twice)
 };
@@ -117,6 +118,7 @@ LayerTerms layer_terms(const ModelSpec& m, const ParallelSpec& par, const Traini
   }
   t.op_replicated = 2 * e * sbh;
   t.op_split = e * s * b * (w.q + w.v + w.out) + e * sbf;
+  t.op_attention_out = e * s * b * w.out;
   t.input = e * sbh;
   return t;
 }
@@ -131,7 +133,10 @@ double stored_bytes(const LayerTerms& lt, const ParallelSpec& par, Recompute rec
   switch (recompute) {
     case Recompute::kNone: return replicated + lt.split / t + lt.attention / t;
     case Recompute::kSelective: return replicated + lt.split / t;
-    case Recompute::kSelectiveOp: return (sp ? lt.op_replicated / t : lt.op_replicated) + lt.op_split / t + lt.attention / t;
+    case Recompute::kSelectiveOp:
+      // ParallelSpec::sac_saves_attention false: the attention's output and logsumexp recomputed.
+      return (sp ? lt.op_replicated / t : lt.op_replicated) +
+             (par.sac_saves_attention ? lt.op_split + lt.attention : lt.op_split - lt.op_attention_out) / t;
     case Recompute::kFull: return sp ? lt.input / t : lt.input;
   }
   return 0;

@@ -165,6 +165,13 @@ struct ParallelSpec {
   // torchtitan's TP does; Megatron-Core keeps the shard and all-gathers it again in the backward
   // (Korthikanti et al. 2022 Sec. 4.2.2), the default.
   bool sp_save_gathered = false;
+  // Under recompute selective-op, whether the per-op policy keeps the fused attention's output and
+  // logsumexp (true: torchtitan's save list names every SDPA kernel it runs). False where the run's
+  // SDPA kernel is not on the list, so the attention is recomputed in the backward: torchtitan
+  // before b39377f (2025-12-01, "add all SDPA backends to op_sac_save_list") on Blackwell, where
+  // it puts cuDNN attention first (models/attention.py at 6fc499f) and saves only the flash and
+  // memory-efficient kernels' outputs (models/llama3/infra/parallelize.py _save_list).
+  bool sac_saves_attention = true;
   // Transformer layers of each pipeline chunk in model order (pp * virtual_stages entries; chunk i
   // on rank i % pp), as parallelism.layers_per_stage gives them; empty = the even split with the
   // short chunks at the two ends (model/memory.hpp chunk_layers).

@@ -81,7 +81,7 @@ StepCosts compute_step_costs(const ModelSpec& model, const ParallelSpec& par, co
                                             d(model.moe.shared_experts) * params.expert / d(par.tp) +
                                             d(model.moe.experts) / d(par.ep) * params.expert / d(par.etp())
                                       : 0;
-  const double layer_recompute = layer_recompute_flops(model, par.micro_batch, par.recompute) / per_gpu;
+  const double layer_recompute = layer_recompute_flops(model, par.micro_batch, par.recompute, par.sac_saves_attention) / per_gpu;
   const double logits_fwd_flops = logits_forward_flops(model, par.micro_batch) / per_gpu;
   // Scatter-gather (Megatron SC21): each TP rank sends 1/t of the boundary activations (with sequence
   // parallelism they are already split). Context parallelism splits the sequence.

@@ -68,6 +68,9 @@ TEST(Flops, SelectiveRecomputeAddsTheAttentionCore) {
   const double s = 2048, h = 12288;
   EXPECT_DOUBLE_EQ(layer_recompute_flops(m, 2, Recompute::kSelective), 2 * 4 * s * s * h);
   EXPECT_EQ(layer_recompute_flops(m, 2, Recompute::kNone), 0.0);
+  // Per-op policy without the attention on its save list: the attention core again too.
+  EXPECT_NEAR(layer_recompute_flops(m, 2, Recompute::kSelectiveOp, false) - layer_recompute_flops(m, 2, Recompute::kSelectiveOp),
+              2 * 4 * s * s * h, 1e-9 * 2 * 4 * s * s * h);
   EXPECT_DOUBLE_EQ(layer_recompute_flops(m, 2, Recompute::kFull), layer_forward_flops(m, 2).total());
 }
 

@@ -498,6 +498,26 @@ TEST(StageMemory, GatheredSequenceParallelInputsStayWhole) {
   expect_rel(no_sp, memory_per_stage(f.model, f.par, f.train)[0].activations);
 }
 
+TEST(StageMemory, PerOpPolicyWithoutAttentionOnItsListRecomputesIt) {
+  // torchtitan's per-op policy keeps per layer the outputs of wq, wv, w1, w2, the fused attention's
+  // output (2 s b h bytes) and its fp32 logsumexp (4 a s b); where the run's SDPA kernel is not on
+  // its save list (cuDNN attention on Blackwell before torchtitan b39377f) the last two are
+  // recomputed: per layer (2 sbh + 4 asb) / t less, here 175B at s = 2048, TP8 with SP.
+  StageFixture f;
+  f.par.recompute = Recompute::kSelectiveOp;
+  f.train.flash_attention = true;
+  const std::vector<MemoryBreakdown> kept = memory_per_stage(f.model, f.par, f.train);
+  f.par.sac_saves_attention = false;
+  const std::vector<MemoryBreakdown> recomputed = memory_per_stage(f.model, f.par, f.train);
+  const double s = 2048, h = 12288, a = 96, t = 8;
+  expect_rel(kept[0].layer_activation_bytes - recomputed[0].layer_activation_bytes, (2 * s * h + 4 * a * s) / t);
+  // Other recompute settings do not look at it.
+  f.par.recompute = Recompute::kFull;
+  const double full = memory_per_stage(f.model, f.par, f.train)[0].activations;
+  f.par.sac_saves_attention = true;
+  expect_rel(full, memory_per_stage(f.model, f.par, f.train)[0].activations);
+}
+
 TEST(StageMemory, GpipeHoldsAllMicroBatches) {
   StageFixture f;
   f.par.schedule = Schedule::kGpipe;

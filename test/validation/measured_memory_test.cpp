@@ -60,6 +60,9 @@ std::vector<MeasuredRow> load_rows() {
     r.par.defer_grad_reduce = r.par.pp > 1;
     r.par.sequence_parallel = r.par.tp > 1;  // torchtitan's TP plan always shards norms' sequence
     r.par.sp_save_gathered = true;           // DTensor's ColwiseParallel saves the gathered input
+    // torchtitan before b39377f (2025-12-01) runs cuDNN attention first on Blackwell and its per-op
+    // save list does not name it (model/spec.hpp sac_saves_attention): the B200 rows (6fc499f).
+    r.par.sac_saves_attention = e["gpu"].as<std::string>() != "b200";
     r.recompute = e["recompute"].as<std::string>();
     r.par.recompute = r.recompute == "full" ? model::Recompute::kFull
                       : r.recompute == "selective-op" ? model::Recompute::kSelectiveOp
