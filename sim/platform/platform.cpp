@@ -229,7 +229,7 @@ std::unique_ptr<sg4::Engine> make_engine(const char* argv0, const std::vector<st
   xbt_log_control_set("root.thresh:warning");
   static std::vector<std::string> args;
   args = {argv0 == nullptr ? "trainsim" : argv0, std::string("--cfg=network/model:") + kNetworkModel,
-          "--cfg=network/crosstraffic:0", "--cfg=network/TCP-gamma:0"};
+          "--cfg=network/crosstraffic:0", "--cfg=network/TCP-gamma:0", "--cfg=cpu/optim:TI"};
   args.insert(args.end(), extra_args.begin(), extra_args.end());
   static std::vector<char*> argv;
   argv.clear();
