@@ -51,6 +51,13 @@ namespace {
 // activity costs O(in-flight activities of its owner) in SimGrid 3.32 (DESIGN.md).
 constexpr size_t kMaxEdgesPerPhase = 1024;
 
+// A pass's name in the trace ("F3.1": micro-batch 3 of local chunk 1); empty when its step is not
+// traced (most are; building the name cost 2% of a flagship tenant step).
+std::string pass_name(char pass, const parallel::PipelineOp& op, bool trace) {
+  if (!trace) return {};
+  return pass + std::to_string(op.micro_batch) + "." + std::to_string(op.chunk);
+}
+
 // A p2p message: when the sender posted it (to split the receiver's wait into bubble and comm).
 struct Message {
   double posted_s = 0;
@@ -1082,7 +1089,7 @@ void StageActor::forward(const parallel::PipelineOp& op, StepAccount& acc, bool 
   const auto& cost = s.costs_.stages[stage_].chunks[op.chunk];
   await_send(0, acc);
   if (g > 0) receive(s.act_[replica_][g][op.micro_batch], acc, trace, cost.forward_s);
-  const std::string name = "F" + std::to_string(op.micro_batch) + "." + std::to_string(op.chunk);
+  const std::string name = pass_name('F', op, trace);
   const double slow = slowdown();
   if (s.ep_flows_) exchange(cost, true, cost.ep.window_forward_s * slow, acc, name, trace);
   P2pSlot* out = g + 1 < s.p_ * s.v_ ? &s.act_[replica_][g + 1][op.micro_batch] : nullptr;
@@ -1098,7 +1105,7 @@ void StageActor::backward(const parallel::PipelineOp& op, bool last_micro_batch,
   // The first part of the backward: the whole pass, or its first real bucket's share (below).
   if (g + 1 < s.p_ * s.v_)
     receive(s.grad_[replica_][g][op.micro_batch], acc, trace, s.first_bucket_s(cost.backward_s));
-  const std::string name = "B" + std::to_string(op.micro_batch) + "." + std::to_string(op.chunk);
+  const std::string name = pass_name('B', op, trace);
   const double slow = slowdown();
   if (s.ep_flows_) exchange(cost, false, cost.ep.window_backward_s * slow, acc, name, trace);
   const double seconds = moe_compute_s(cost, false, op.chunk, op.micro_batch) * slow;
@@ -1126,8 +1133,8 @@ void StageActor::backward(const parallel::PipelineOp& op, bool last_micro_batch,
       compute(t - released, s.compute_tp_share(cost), acc, "backward", name, trace);
       bucket_ = false;
       released = t;
-      collective(s.grad_kind(), bytes, s.calls_per_job_, "grad bucket " + std::to_string(op.chunk) + "." + std::to_string(b),
-                 trace, true);
+      collective(s.grad_kind(), bytes, s.calls_per_job_,
+                 trace ? "grad bucket " + std::to_string(op.chunk) + "." + std::to_string(b) : std::string(), trace, true);
     }
   }
   finish_pass(seconds - released, s.compute_tp_share(cost), acc, "backward", name, trace, out, to_stage, cost.activation_bytes, 1,
@@ -1174,7 +1181,7 @@ void StageActor::run_zero3_passes(const std::vector<parallel::PipelineOp>& ops, 
     if (!fwd && g + 1 < s.p_ * s.v_) receive(s.grad_[replica_][g][op.micro_batch], acc, trace);
     const int64_t n = layers_of(op);
     const double unit = (fwd ? cost.forward_s : cost.backward_s) * slowdown() / static_cast<double>(n);
-    const std::string name = (fwd ? "F" : "B") + std::to_string(op.micro_batch) + "." + std::to_string(op.chunk);
+    const std::string name = pass_name(fwd ? 'F' : 'B', op, trace);
     const double grad = stage_cost.grad_bytes * s.chunk_share(stage_, op.chunk) / static_cast<double>(n);
     for (int64_t l = 0; l < n; ++l) {
       std::vector<CommJobPtr> cur = std::move(next);
