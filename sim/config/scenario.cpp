@@ -20,6 +20,8 @@
 //   parallelism.defer_grad_reduce  bool (default false): ZeRO-2/3 gradients accumulated unsharded
 //       over the micro-batches and reduced after the last (torch.distributed.pipelining + FSDP2;
 //       model/spec.hpp ParallelSpec::defer_grad_reduce)
+//   parallelism.pp_microbatch_buffers  bool (default false): torch.distributed.pipelining's receive
+//       buffers and kept outputs per micro-batch (model/spec.hpp ParallelSpec::pp_microbatch_buffers)
 //   parallelism.recompute_num_layers  integer >= 0, with recompute: full only: the first N layers
 //       of every pipeline chunk are recomputed, the others keep their activations (Megatron's
 //       block method; default: every layer)
@@ -135,7 +137,7 @@ const std::vector<std::string> kInterKeys = {"topology", "nic_bandwidth", "nics_
 const std::vector<std::string> kParallelKeys = {"tp",       "pp",        "dp",        "cp",        "ep",        "expert_tp",
                                                 "micro_batch", "schedule", "virtual_stages", "zero",
                                                 "recompute", "sequence_parallel", "overlap_grad_reduce", "layers_per_stage",
-                                                "defer_grad_reduce", "recompute_num_layers",
+                                                "defer_grad_reduce", "pp_microbatch_buffers", "recompute_num_layers",
                                                 "activation_offload_layers", "sp_save_gathered", "sac_saves_attention", "ep_overlap", "recompute_modules", "ep_dispatcher",
                                                 "overlap_p2p_comm"};
 const std::vector<std::string> kTrainingKeys = {"precision",    "optimizer",      "global_batch",    "steps",
@@ -608,6 +610,7 @@ class Reader {
     if (auto f = get(b, "overlap_grad_reduce")) p.overlap_grad_reduce = detail::to_bool(*f);
     if (auto f = get(b, "overlap_p2p_comm")) p.overlap_p2p_comm = detail::to_bool(*f);
     if (auto f = get(b, "defer_grad_reduce")) p.defer_grad_reduce = detail::to_bool(*f);
+    if (auto f = get(b, "pp_microbatch_buffers")) p.pp_microbatch_buffers = detail::to_bool(*f);
     if (auto f = get(b, "recompute_num_layers")) p.recompute_num_layers = detail::to_int(*f, 0, 1 << 20);
     if (auto f = get(b, "activation_offload_layers")) p.activation_offload_layers = detail::to_int(*f, 0, 1 << 20);
     if (auto f = get(b, "sp_save_gathered")) p.sp_save_gathered = detail::to_bool(*f);

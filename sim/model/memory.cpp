@@ -392,6 +392,28 @@ std::vector<MemoryBreakdown> stages_memory(const ModelSpec& m, const ParallelSpe
       if (par.zero >= 3) mb.weights = params * sb.weights;
     }
 
+    // torch.distributed.pipelining's per-micro-batch tensors (ParallelSpec::pp_microbatch_buffers),
+    // for each chunk g of this rank: an activation receive buffer per micro-batch (g > 0; those of
+    // the held micro-batches are the first layer's kept input, counted above), a gradient receive
+    // buffer per micro-batch and the held micro-batches' outputs (g not last; the stage boundary's
+    // hidden states, split over tp under SP), or on the last chunk every micro-batch's 16-bit
+    // logits (the current one's are in output_act).
+    if (par.pp_microbatch_buffers && p > 1) {
+      const double boundary = e * (sp ? sbh / t : sbh);
+      const double mbs = static_cast<double>(micro_batches);
+      const double held_chunk = held / static_cast<double>(v);
+      for (int64_t c = 0; c < v; ++c) {
+        const int64_t g = c * p + r;
+        if (g > 0) mb.buffer_bytes += std::max(0.0, mbs - held_chunk) * boundary;
+        if (g + 1 < p * v) {
+          mb.buffer_bytes += mbs * boundary;
+          mb.activations += held_chunk * boundary;
+        } else {
+          mb.activations += (mbs - 1) * 2 * s * static_cast<double>(par.micro_batch) * static_cast<double>(m.vocab) / t;
+        }
+      }
+    }
+
     // Temporary communication buffers.
     // The all-to-all of a mixture-of-experts layer: its send and receive buffers of the routed
     // tokens (top_k copies of the micro-batch's hidden states, split over tp under SP).

@@ -58,6 +58,8 @@ std::vector<MeasuredRow> load_rows() {
     r.par.zero = p["fsdp_reshard_after_forward"].as<bool>() ? 3 : 2;
     // torch.distributed.pipelining defers FSDP2's gradient reduction to the last backward.
     r.par.defer_grad_reduce = r.par.pp > 1;
+    // ... and keeps a receive buffer per micro-batch and the last stage's outputs until the step ends.
+    r.par.pp_microbatch_buffers = r.par.pp > 1;
     r.par.sequence_parallel = r.par.tp > 1;  // torchtitan's TP plan always shards norms' sequence
     r.par.sp_save_gathered = true;           // DTensor's ColwiseParallel saves the gathered input
     // torchtitan before b39377f (2025-12-01) runs cuDNN attention first on Blackwell and its per-op
@@ -124,10 +126,10 @@ TEST(MeasuredMemory, ShardedModelStatesScaleAsMeasured) {
 
 TEST(MeasuredMemory, ReportAgainstEveryMeasuredPeak) {
   // The README table "Measured peak memory" is this output. Issue 14 asks for every row within
-  // 10%; 21 of 32 are. Beyond: the 405B PP8 rows (-11% to -21%: what torchtitan's pipeline holds
-  // beyond the unsharded accumulators is not found) and the five B200 rows (+16% to +18%: the
-  // same configuration as MI300X, within 1%, measured 5.4 GiB lower). The bounds keep what is
-  // reached.
+  // 10%; 25 of 32 are. Beyond: two 405B PP8 rows (1F1B -14%, CP 8 -17%: what else torchtitan's
+  // pipeline holds is not found) and the five B200 rows (+10% to +12%: the same configuration as
+  // MI300X, within 1%, measured 5.4 GiB lower, 2.0 GiB of it the attention their per-op policy
+  // recomputes). The bounds keep what is reached.
   double sum = 0;
   int n = 0, within = 0;
   std::printf("%-52s %6s %9s %9s %7s\n", "id", "rc", "measured", "predicted", "error");
@@ -142,8 +144,8 @@ TEST(MeasuredMemory, ReportAgainstEveryMeasuredPeak) {
   }
   std::printf("rows %d: mean |error| %.1f%%, %d within 10%%\n", n, sum / n, within);
   EXPECT_EQ(n, 32);
-  EXPECT_LE(sum / n, 7.0);
-  EXPECT_GE(within, 21);
+  EXPECT_LE(sum / n, 5.0);
+  EXPECT_GE(within, 25);
 }
 
 }  // namespace

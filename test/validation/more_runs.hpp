@@ -84,7 +84,8 @@
 //    policy (selective-op), "selective layer" -> every 2nd block fully (full recompute of half the
 //    layers), else none; FSDP2 = zero 3, but zero 2 when pp > 1 (torchtitan sets
 //    reshard_after_forward = False under PP) with the reduction deferred to the last backward
-//    (parallelism.defer_grad_reduce: torch.distributed.pipelining); sequence parallel when tp > 1 (its TP plan); TP comm
+//    (parallelism.defer_grad_reduce: torch.distributed.pipelining), with its per-micro-batch receive buffers and kept
+//    outputs (parallelism.pp_microbatch_buffers); sequence parallel when tp > 1 (its TP plan); TP comm
 //    overlap only when async_tp is true. micro_batch: without PP the local batch (no gradient
 //    accumulation); with PP local batch / (pp * stages per rank) (torchtitan's default number of
 //    micro-batches = total stages).
@@ -446,6 +447,7 @@ inline std::vector<MoreRun> load_more_runs(const std::string& path, std::vector<
       }
       r.par.zero = r.par.pp > 1 ? 2 : 3;  // FSDP2; reshard_after_forward = False under PP
       r.par.defer_grad_reduce = r.par.pp > 1;  // torch.distributed.pipelining: reduced after the last backward
+      r.par.pp_microbatch_buffers = r.par.pp > 1;  // and its receive buffers and kept outputs per micro-batch
       r.par.sp_save_gathered = true;           // DTensor's ColwiseParallel keeps the all-gathered input
       r.par.overlap_grad_reduce = true;
       r.train.grad_reduce_fp32 = true;  // training.mixed_precision_reduce: default (and only choice) float32
