@@ -309,12 +309,15 @@ std::vector<MemoryBreakdown> stages_memory(const ModelSpec& m, const ParallelSpe
   const double e = activation_element_bytes(train.precision);
   // Embedding dropout mask (gelu models), 1 byte per element; split by t under SP.
   const double embedding_act = has_dropout(m) ? (sp ? sbh / t : sbh) : 0;
+  // A micro-batch's hidden states as a layer or stage boundary holds them (split under SP).
+  const double hidden_states = sp ? e * sbh / t : e * sbh;
+  // A micro-batch's logits on one GPU (the vocabulary split over t), in elements.
+  const double logits = s * static_cast<double>(par.micro_batch) * static_cast<double>(m.vocab) / t;
   // Final norm input and output-projection input (split under SP), fp32 logits 4sbv/t.
   const double logit_bytes = !train.torch_cross_entropy ? 4 : par.tp > 1 ? 16 : 12;  // TrainingSpec::torch_cross_entropy
   // The output layer's input: whole when the column-parallel linear keeps it gathered.
   const double output_input = sp && !par.sp_save_gathered ? e * sbh / t : e * sbh;
-  const double output_act = (sp ? e * sbh / t : e * sbh) + output_input +
-                            logit_bytes * s * static_cast<double>(par.micro_batch) * static_cast<double>(m.vocab) / t;
+  const double output_act = hidden_states + output_input + logit_bytes * logits;
 
   std::vector<MemoryBreakdown> out;
   out.reserve(static_cast<size_t>(p));
@@ -399,17 +402,16 @@ std::vector<MemoryBreakdown> stages_memory(const ModelSpec& m, const ParallelSpe
     // hidden states, split over tp under SP), or on the last chunk every micro-batch's 16-bit
     // logits (the current one's are in output_act).
     if (par.pp_microbatch_buffers && p > 1) {
-      const double boundary = e * (sp ? sbh / t : sbh);
       const double mbs = static_cast<double>(micro_batches);
       const double held_chunk = held / static_cast<double>(v);
       for (int64_t c = 0; c < v; ++c) {
         const int64_t g = c * p + r;
-        if (g > 0) mb.buffer_bytes += std::max(0.0, mbs - held_chunk) * boundary;
+        if (g > 0) mb.buffer_bytes += std::max(0.0, mbs - held_chunk) * hidden_states;
         if (g + 1 < p * v) {
-          mb.buffer_bytes += mbs * boundary;
-          mb.activations += held_chunk * boundary;
+          mb.buffer_bytes += mbs * hidden_states;
+          mb.activations += held_chunk * hidden_states;
         } else {
-          mb.activations += (mbs - 1) * 2 * s * static_cast<double>(par.micro_batch) * static_cast<double>(m.vocab) / t;
+          mb.activations += (mbs - 1) * 2 * logits;
         }
       }
     }
