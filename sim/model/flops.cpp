@@ -55,8 +55,8 @@ double model_flops_per_step(const ModelSpec& m, int64_t global_batch) {
               moe * layer_forward_flops(m, global_batch, true).total() + logits_forward_flops(m, global_batch));
 }
 
-double hardware_flops_per_step(const ModelSpec& m, int64_t global_batch, Recompute recompute) {
-  double extra = d(m.layers) * layer_recompute_flops(m, global_batch, recompute);
+double hardware_flops_per_step(const ModelSpec& m, int64_t global_batch, Recompute recompute, bool saves_attention) {
+  double extra = d(m.layers) * layer_recompute_flops(m, global_batch, recompute, saves_attention);
   if (recompute == Recompute::kFull && m.is_moe())
     extra = model_flops_per_step(m, global_batch) / 3 - logits_forward_flops(m, global_batch);
   return model_flops_per_step(m, global_batch) + extra;

@@ -38,8 +38,10 @@ double layer_recompute_flops(const ModelSpec& model, int64_t micro_batch, Recomp
 // Model FLOPs (no recompute) of one training step over `global_batch` sequences:
 // 3 x (layers x layer forward + logits forward). The MFU numerator.
 double model_flops_per_step(const ModelSpec& model, int64_t global_batch);
-// Hardware FLOPs: model FLOPs + recompute. The HFU numerator.
-double hardware_flops_per_step(const ModelSpec& model, int64_t global_batch, Recompute recompute);
+// Hardware FLOPs: model FLOPs + recompute. The HFU numerator. `saves_attention` as for
+// layer_recompute_flops.
+double hardware_flops_per_step(const ModelSpec& model, int64_t global_batch, Recompute recompute,
+                               bool saves_attention = true);
 
 // Closed forms from the papers, for cross-checks (gelu, ffn = 4h, no GQA):
 // Megatron SC21 Eq.3 (full recompute): 96 B s l h^2 (1 + s/(6h) + V/(16 l h)).

@@ -72,6 +72,10 @@ TEST(Flops, SelectiveRecomputeAddsTheAttentionCore) {
   EXPECT_NEAR(layer_recompute_flops(m, 2, Recompute::kSelectiveOp, false) - layer_recompute_flops(m, 2, Recompute::kSelectiveOp),
               2 * 4 * s * s * h, 1e-9 * 2 * 4 * s * s * h);
   EXPECT_DOUBLE_EQ(layer_recompute_flops(m, 2, Recompute::kFull), layer_forward_flops(m, 2).total());
+  // And the HFU numerator counts it in every layer: 96 layers x 4 s^2 h x 2 sequences more.
+  EXPECT_NEAR(hardware_flops_per_step(m, 2, Recompute::kSelectiveOp, false) -
+                  hardware_flops_per_step(m, 2, Recompute::kSelectiveOp),
+              96 * 2 * 4 * s * s * h, 1e-9 * 96 * 2 * 4 * s * s * h);
 }
 
 TEST(Flops, PalmConventionPerToken) {
