@@ -41,6 +41,8 @@ std::vector<AdviceCandidate> candidates(const config::Scenario& sc) {
   }
   if (t.offload != model::Offload::kNone) add("no optimizer offload", {"training.offload=none"});
   if (!p.overlap_grad_reduce) add("gradient reduction overlapped with backward", {"parallelism.overlap_grad_reduce=true"});
+  if ((p.zero == 1 || p.zero == 2) && p.overlap_grad_reduce && !p.overlap_param_gather)
+    add("parameter all-gather overlapped with the first forward", {"parallelism.overlap_param_gather=true"});
   if (p.pp > 1 && p.schedule == model::Schedule::kInterleaved && !p.overlap_p2p_comm)
     add("pipeline transfers overlapped with the passes", {"parallelism.overlap_p2p_comm=true"});
   if (p.zero == 3) {

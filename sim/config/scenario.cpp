@@ -27,6 +27,9 @@
 //       block method; default: every layer)
 //   parallelism.activation_offload_layers  integer >= 0 (default 0): activations of the first N
 //       layers offloaded to host memory (Megatron's CPU offloading: N < layers, pp 1, no recompute)
+//   parallelism.overlap_param_gather  bool (default true): ZeRO-1/2 with overlap_grad_reduce, the
+//       parameter all-gather after the optimizer runs under the next step's first forward
+//       (model/spec.hpp ParallelSpec::overlap_param_gather); false: the next step waits for it
 //   parallelism.overlap_p2p_comm  bool (default true): with the interleaved schedule, pipeline
 //       transfers run under the next pass in the other direction (Megatron-Core's default since
 //       2023; model/spec.hpp ParallelSpec::overlap_p2p_comm); no effect on other schedules
@@ -139,7 +142,7 @@ const std::vector<std::string> kParallelKeys = {"tp",       "pp",        "dp",  
                                                 "recompute", "sequence_parallel", "overlap_grad_reduce", "layers_per_stage",
                                                 "defer_grad_reduce", "pp_microbatch_buffers", "recompute_num_layers",
                                                 "activation_offload_layers", "sp_save_gathered", "sac_saves_attention", "ep_overlap", "recompute_modules", "ep_dispatcher",
-                                                "overlap_p2p_comm"};
+                                                "overlap_p2p_comm", "overlap_param_gather"};
 const std::vector<std::string> kTrainingKeys = {"precision",    "optimizer",      "global_batch",    "steps",
                                                 "total_tokens", "offload",        "gpu_hour_price", "fp32_main_grads",
                                                 "runtime_reserve", "flash_attention", "tp_comm_overlap", "attention_kernel",
@@ -609,6 +612,7 @@ class Reader {
     if (auto f = get(b, "sequence_parallel")) p.sequence_parallel = detail::to_bool(*f);
     if (auto f = get(b, "overlap_grad_reduce")) p.overlap_grad_reduce = detail::to_bool(*f);
     if (auto f = get(b, "overlap_p2p_comm")) p.overlap_p2p_comm = detail::to_bool(*f);
+    if (auto f = get(b, "overlap_param_gather")) p.overlap_param_gather = detail::to_bool(*f);
     if (auto f = get(b, "defer_grad_reduce")) p.defer_grad_reduce = detail::to_bool(*f);
     if (auto f = get(b, "pp_microbatch_buffers")) p.pp_microbatch_buffers = detail::to_bool(*f);
     if (auto f = get(b, "recompute_num_layers")) p.recompute_num_layers = detail::to_int(*f, 0, 1 << 20);

@@ -1207,6 +1207,8 @@ void StageActor::operator()() {
   const auto& stage_cost = s.costs_.stages[stage_];
   const bool multi = s.replicas_total() > 1;
   const bool zero3 = s.sc_.parallel.zero == 3 && multi;
+  // ZeRO-1/2: the parameter all-gather under the next step's first forward (ParallelSpec).
+  const bool gather_overlapped = s.sc_.parallel.overlap_grad_reduce && s.sc_.parallel.overlap_param_gather;
   draw_routing();
   // Backward count per chunk, to know which backward is a chunk's last.
   std::vector<int64_t> backwards(static_cast<size_t>(s.v_), 0);
@@ -1226,7 +1228,7 @@ void StageActor::operator()() {
     for (const auto& job : param_gather_first) wait(job, acc);
     param_gather_first.clear();
     for (const auto& job : param_gather) {
-      if (!s.sc_.parallel.overlap_grad_reduce) wait(job, acc);
+      if (!gather_overlapped) wait(job, acc);
       else gathered_by_first_forward.push_back(job);
     }
     param_gather.clear();
@@ -1293,7 +1295,7 @@ void StageActor::operator()() {
       // Megatron's overlap_param_gather: bucket by bucket, each needed by the first layer it holds;
       // the first bucket before the step's first layer, the others under the first forward.
       const double real = s.real_buckets(stage_);
-      if (s.sc_.parallel.overlap_grad_reduce && real > 1) {
+      if (gather_overlapped && real > 1) {
         param_gather_first = collective(parallel::CollectiveKind::kAllGather, stage_cost.param_bytes / real, 1,
                                         "param all-gather (first bucket)", trace, false);
         param_gather = collective(parallel::CollectiveKind::kAllGather, stage_cost.param_bytes * (1 - 1 / real), real - 1,

@@ -131,6 +131,12 @@ struct ParallelSpec {
   Recompute recompute = Recompute::kNone;
   bool sequence_parallel = false;
   bool overlap_grad_reduce = true;
+  // ZeRO-1/2 with overlap_grad_reduce: the updated parameters' all-gather runs under the next
+  // step's first forward, bucket by bucket (Megatron-Core's overlap_param_gather). False: the next
+  // step starts once the gather is done (Megatron's default without --overlap-param-gather;
+  // InternLM's hybrid ZeRO of 2023, whose parameter broadcast after the optimizer is not
+  // overlapped: "TODO: support broadcast overlap", hybrid_zero_optim.py at c18bec9).
+  bool overlap_param_gather = true;
   // Interleaved schedule: each steady-state pass's pipeline send and receive are posted
   // asynchronously and waited for only before the next pass in the same direction, so they run
   // under the pass in the other direction (Megatron-Core overlap_p2p_comm: on by default for the

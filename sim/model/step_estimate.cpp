@@ -194,7 +194,8 @@ StepEstimate estimate_step(const StepCosts& costs, const ModelSpec& model, const
     const bool absorbed = par.pp > 1 && par.schedule == Schedule::k1F1B;
     const double gather_cover = first_forward + (absorbed ? last_backward : 0.0);
     // The first bucket's reduction starts once the first bucket's share of the backward is done.
-    exposed = std::max(reduce * bucket, reduce - last_backward * (1 - bucket)) + std::max(gather * bucket, gather - gather_cover);
+    const double gather_exposed = par.overlap_param_gather ? std::max(gather * bucket, gather - gather_cover) : gather;
+    exposed = std::max(reduce * bucket, reduce - last_backward * (1 - bucket)) + gather_exposed;
   }
   // Per-micro-batch ZeRO 2 traffic is prefetched under the layers' compute: only its excess shows.
   if (par.zero == 2) exposed += std::max(0.0, overlapped_with_compute - m * per_mb);

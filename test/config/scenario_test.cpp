@@ -487,9 +487,10 @@ TEST(Overrides, SetIntUnitBoolAndCreateBlock) {
       kBase, "t.yaml",
       sets({"model.layers=32", "cluster.inter_node.nic_bandwidth=\"200Gbps\"", "cluster.intra_node.latency=2us",
             "parallelism.sequence_parallel=true", "contention.tenants=4", "training.total_tokens=15.6e12", "name=other",
-            "parallelism.overlap_p2p_comm=false"}));
+            "parallelism.overlap_p2p_comm=false", "parallelism.overlap_param_gather=false"}));
   EXPECT_EQ(s.model.layers, 32);
-  EXPECT_FALSE(s.parallel.overlap_p2p_comm);  // default true (Megatron-Core's, model/spec.hpp)
+  EXPECT_FALSE(s.parallel.overlap_p2p_comm);      // default true (Megatron-Core's, model/spec.hpp)
+  EXPECT_FALSE(s.parallel.overlap_param_gather);  // default true (model/spec.hpp)
   EXPECT_DOUBLE_EQ(s.cluster.nic_bandwidth_Bps, 25e9);
   EXPECT_DOUBLE_EQ(s.cluster.intra_latency_s, 2e-6);
   EXPECT_TRUE(s.parallel.sequence_parallel);

@@ -352,6 +352,33 @@ TEST(StepEngineTest, ReplicatingTheSteadyStateGivesTheSimulatedSteps) {
   EXPECT_EQ(in_child([] { return replicated_run(true, true, 0.05); }), 0.0);
 }
 
+// ZeRO-1 on a 2-stage pipeline over 2 replicas, 4 steps, 4 gradient buckets: what the third step
+// takes beyond the first, which waits for no parameter all-gather (or, with `exposed`, how much
+// more exposed communication it has).
+double gather_wait(bool overlap_param_gather, bool exposed) {
+  auto sc = scenario(4, 8, 2, 2, model::Schedule::k1F1B, 1, 4);
+  sc.parallel.zero = 1;
+  sc.parallel.overlap_param_gather = overlap_param_gather;
+  EngineOptions o = options(4);
+  o.replicate = false;
+  o.buckets = 4;
+  const auto r = simulate(sc, costs(2, 1, 4, 1e-3, 2e-3, 10e6, 100e6), o);
+  if (r.steps.size() != 4) return -1;
+  return exposed ? r.steps[2].exposed_comm_s - r.steps[0].exposed_comm_s : r.steps[2].time_s - r.steps[0].time_s;
+}
+
+TEST(StepEngineTest, ParameterGatherNotOverlappedHoldsTheNextStep) {
+  // Megatron's overlap_param_gather: the next step waits only for the first bucket of the
+  // all-gather (the others under its first forward); without it, for the whole gather, and all of
+  // that wait is exposed communication.
+  const double on = in_child([] { return gather_wait(true, false); });
+  const double off = in_child([] { return gather_wait(false, false); });
+  const double off_exposed = in_child([] { return gather_wait(false, true); });
+  ASSERT_GE(on, 0);
+  EXPECT_GT(off, on);
+  EXPECT_NEAR(off_exposed, off, 1e-9);
+}
+
 // Plans of DP collectives made over a run of `steps` (every step simulated).
 double flow_plans(int64_t steps) {
   auto sc = scenario(4, 8, 2, 2, model::Schedule::k1F1B, 1, 4);
