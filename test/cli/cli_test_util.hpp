@@ -2,6 +2,7 @@
 // standard output and standard error; find scenarios; name scratch files.
 #pragma once
 
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -65,9 +66,28 @@ inline std::string scenario(const std::string& name) { return std::string(TRAINS
 // /proc/PID/stat's state, parent and start time (fields 3, 4 and 22; the command name before them,
 // in parentheses, may hold spaces). The start time (clock ticks after boot) tells a process from a
 // later one given the same pid.
+// The contents of a /proc file, or "" once its process is gone: a process may exit between the
+// listing of /proc and the read, and then read() fails with ESRCH (which std::ifstream's iterator
+// turns into an exception: BatchTest.WorkersDieWithAKilledSweep failed so under ASan).
+inline std::string read_proc(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  std::string out;
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n <= 0) {
+      if (n < 0) out.clear();
+      break;
+    }
+    out.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return out;
+}
+
 inline bool stat_of(pid_t pid, char& state, pid_t& parent, unsigned long long& start) {
-  std::ifstream file("/proc/" + std::to_string(pid) + "/stat");
-  const std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  const std::string text = read_proc("/proc/" + std::to_string(pid) + "/stat");
   const auto close = text.rfind(')');
   if (close == std::string::npos) return false;
   std::istringstream in(text.substr(close + 1));
@@ -94,8 +114,7 @@ inline std::vector<pid_t> all_pids() {
 inline std::vector<pid_t> processes_mentioning(const std::string& text) {
   std::vector<pid_t> out;
   for (pid_t pid : all_pids()) {
-    std::ifstream file("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
-    std::string cmdline((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+    std::string cmdline = read_proc("/proc/" + std::to_string(pid) + "/cmdline");
     std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
     char state = 0;
     pid_t parent = 0;
