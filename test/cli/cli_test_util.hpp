@@ -63,9 +63,6 @@ inline std::string read_file(const std::filesystem::path& path) {
 
 inline std::string scenario(const std::string& name) { return std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/" + name; }
 
-// /proc/PID/stat's state, parent and start time (fields 3, 4 and 22; the command name before them,
-// in parentheses, may hold spaces). The start time (clock ticks after boot) tells a process from a
-// later one given the same pid.
 // The contents of a /proc file, or "" once its process is gone: a process may exit between the
 // listing of /proc and the read, and then read() fails with ESRCH (which std::ifstream's iterator
 // turns into an exception: BatchTest.WorkersDieWithAKilledSweep failed so under ASan).
@@ -86,6 +83,9 @@ inline std::string read_proc(const std::string& path) {
   return out;
 }
 
+// /proc/PID/stat's state, parent and start time (fields 3, 4 and 22; the command name before them,
+// in parentheses, may hold spaces). The start time (clock ticks after boot) tells a process from a
+// later one given the same pid.
 inline bool stat_of(pid_t pid, char& state, pid_t& parent, unsigned long long& start) {
   const std::string text = read_proc("/proc/" + std::to_string(pid) + "/stat");
   const auto close = text.rfind(')');
