@@ -1,5 +1,6 @@
 #include "collectives/collectives.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
 
@@ -57,22 +58,19 @@ double collective_time(Kind kind, Algorithm algorithm, int64_t n, double bytes, 
 
 double hierarchical_time(Kind kind, int64_t gpus_per_node, int64_t nodes, double bytes, const LinkParams& intra,
                          const LinkParams& inter) {
+  if (kind == Kind::kP2p) return ring_time(Kind::kP2p, 2, bytes, nodes > 1 ? inter : intra);
   const double g = static_cast<double>(gpus_per_node);
-  switch (kind) {
-    case Kind::kAllReduce:
-      return ring_time(Kind::kReduceScatter, gpus_per_node, bytes, intra) +
-             ring_time(Kind::kAllReduce, nodes, bytes / g, inter) +
-             ring_time(Kind::kAllGather, gpus_per_node, bytes, intra);
-    case Kind::kReduceScatter:
-      return ring_time(Kind::kReduceScatter, gpus_per_node, bytes, intra) +
-             ring_time(Kind::kReduceScatter, nodes, bytes / g, inter);
-    case Kind::kAllGather:
-      return ring_time(Kind::kAllGather, nodes, bytes / g, inter) +
-             ring_time(Kind::kAllGather, gpus_per_node, bytes, intra);
-    case Kind::kP2p:
-      return ring_time(Kind::kP2p, 2, bytes, nodes > 1 ? inter : intra);
-  }
-  return 0;
+  const bool reduce = kind == Kind::kAllReduce || kind == Kind::kReduceScatter;
+  const bool gather = kind == Kind::kAllReduce || kind == Kind::kAllGather;
+  // The inter-node ring per rail carries 1/g of the bytes; the intra-node parts share the NVLink.
+  const Kind across = kind;
+  const int64_t parts = (reduce ? 1 : 0) + (gather ? 1 : 0);
+  const double intra_bw = static_cast<double>(parts) * ring_edge_bytes(Kind::kAllGather, gpus_per_node, bytes) / intra.bandwidth_Bps;
+  const double inter_bw = ring_edge_bytes(across, nodes, bytes / g) / inter.bandwidth_Bps;
+  const double latency = static_cast<double>(parts * ring_steps(Kind::kAllGather, gpus_per_node)) * intra.latency_s +
+                         static_cast<double>(ring_steps(across, nodes)) * inter.latency_s;
+  // Pipelined chunk by chunk (NCCL): the latencies add up, the busier link sets the bandwidth term.
+  return latency + std::max(intra_bw, inter_bw);
 }
 
 std::vector<Flow> aggregated_ring(Kind kind, int64_t n, double bytes) {

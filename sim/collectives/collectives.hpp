@@ -39,9 +39,11 @@ struct LinkParams {
 // ring (use hierarchical_time for two link kinds). REQUIRES: n >= 1, bytes >= 0; p2p ignores n.
 double collective_time(Kind kind, Algorithm algorithm, int64_t n, double bytes, const LinkParams& link);
 
-// Hierarchical collective over nodes x gpus_per_node ranks: intra-node phases on `intra`, the
-// inter-node ring per rail on `inter`. With nodes = 1 this is the intra ring; with gpus_per_node = 1
-// the inter ring. p2p: one message over inter (nodes > 1) or intra.
+// Hierarchical collective over nodes x gpus_per_node ranks: intra-node parts on `intra`, the
+// inter-node ring per rail on `inter`, pipelined as NCCL runs them: every part's ring latency, plus
+// the bandwidth term of the busier link (the intra parts of an all-reduce share it). With nodes = 1
+// this is the intra ring; with gpus_per_node = 1 the inter ring. p2p: one message over inter
+// (nodes > 1) or intra.
 // REQUIRES: gpus_per_node >= 1, nodes >= 1.
 double hierarchical_time(Kind kind, int64_t gpus_per_node, int64_t nodes, double bytes, const LinkParams& intra,
                          const LinkParams& inter);

@@ -669,17 +669,22 @@ void Simulation::plan_ep() {
 
 std::vector<parallel::Phase> Simulation::dp_phases(int64_t stage, parallel::CollectiveKind kind, double bytes,
                                                   int64_t rail) const {
-  auto phases = parallel::plan_collective(kind, layout_.dp_group(stage, rail), layout_, bytes);
-  if (!full_) {
-    for (auto& ph : phases) {
-      if (ph.size() <= kMaxEdgesPerPhase) continue;
-      const size_t stride = (ph.size() + kMaxEdgesPerPhase - 1) / kMaxEdgesPerPhase;
+  auto parts = parallel::plan_collective(kind, layout_.dp_group(stage, rail), layout_, bytes);
+  size_t edges = 0;
+  for (const auto& ph : parts) edges += ph.size();
+  if (!full_ && edges > kMaxEdgesPerPhase) {
+    // Each part sampled on its own at one stride: every kind of link keeps its share of each part.
+    const size_t stride = (edges + kMaxEdgesPerPhase - 1) / kMaxEdgesPerPhase;
+    for (auto& ph : parts) {
       parallel::Phase kept;
       for (size_t i = 0; i < ph.size(); i += stride) kept.push_back(ph[i]);
       ph = std::move(kept);
     }
   }
-  return phases;
+  // The parts run at once (parallel::plan_collective): one phase of flows.
+  for (size_t i = 1; i < parts.size(); ++i) parts[0].insert(parts[0].end(), parts[i].begin(), parts[i].end());
+  if (parts.size() > 1) parts.resize(1);
+  return parts;
 }
 
 FlowPlanPtr Simulation::flow_plan(int64_t replica, int64_t stage, int64_t rail, parallel::CollectiveKind kind,

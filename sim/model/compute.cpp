@@ -152,21 +152,25 @@ double inter_collective_time_s(const hardware::ClusterSpec& cluster, Kind kind, 
   const int64_t per_node = std::clamp<int64_t>(ranks_per_node, 1, n);
   const int64_t nodes = (n + per_node - 1) / per_node;
   if (nodes == 1) return intra_collective_time_s(cluster, kind, n, bytes, cluster.gpus_per_node / std::max<int64_t>(n, 1));
-  // Bandwidth: intra-node phases at the fabric's measured bus bandwidth, the inter-node ring per rail
+  // Bandwidth: intra-node parts at the fabric's measured bus bandwidth, the inter-node ring per rail
   // at the NIC share and the efficiency measured for what each rank sends per call.
   const double per_rank = collectives::ring_edge_bytes(kind, nodes, bytes / d(per_node));
   const double nic = hardware::inter_gpu_Bps(cluster) * collective_cost_data().net_efficiency.at(per_rank);
   const collectives::LinkParams inter{0, nic};
-  double t = collectives::collective_time(kind, collectives::Algorithm::kRing, nodes, bytes / d(per_node), inter);
+  const double t_inter = collectives::collective_time(kind, collectives::Algorithm::kRing, nodes, bytes / d(per_node), inter);
+  double t_intra = 0;
   if (per_node > 1) {
     // The node's ranks of this ring sit gpus_per_node / per_node apart (tp and cp fastest).
     const int64_t stride = std::max<int64_t>(1, cluster.gpus_per_node / per_node);
     if (kind == Kind::kAllReduce || kind == Kind::kReduceScatter)
-      t += intra_collective_time_s(cluster, Kind::kReduceScatter, per_node, bytes, stride);
+      t_intra += intra_collective_time_s(cluster, Kind::kReduceScatter, per_node, bytes, stride);
     if (kind == Kind::kAllReduce || kind == Kind::kAllGather)
-      t += intra_collective_time_s(cluster, Kind::kAllGather, per_node, bytes, stride);
+      t_intra += intra_collective_time_s(cluster, Kind::kAllGather, per_node, bytes, stride);
   }
-  return t + ring_latency_s(kind, n, nodes, pcie_hops(cluster, per_node));
+  // NCCL pipelines a multi-node ring chunk by chunk: the NVLink and the NIC parts run at once and
+  // the slower one sets the time (cost_tables.yaml collectives: 8 H100 nodes reach 320-391 GB/s
+  // all-reduce bus bandwidth, the NICs' 8 x 50 GB/s; one part after the other would give ~205).
+  return std::max(t_inter, t_intra) + ring_latency_s(kind, n, nodes, pcie_hops(cluster, per_node));
 }
 
 NetCallCost net_call_cost(const hardware::ClusterSpec& cluster, Kind kind, int64_t n, int64_t ranks_per_node,

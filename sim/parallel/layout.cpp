@@ -72,8 +72,9 @@ std::vector<Phase> plan_collective(CollectiveKind kind, const std::vector<int64_
   };
   switch (kind) {
     case CollectiveKind::kAllReduce:
-      phases = {intra(CollectiveKind::kReduceScatter), inter(CollectiveKind::kAllReduce),
-                intra(CollectiveKind::kAllGather)};
+      // The intra-node reduce-scatter and all-gather run over the same ring edges: one part
+      // carrying both ((q-1)/q S each), as its links see them.
+      phases = {intra(CollectiveKind::kAllReduce), inter(CollectiveKind::kAllReduce)};
       break;
     case CollectiveKind::kReduceScatter:
       phases = {intra(CollectiveKind::kReduceScatter), inter(CollectiveKind::kReduceScatter)};

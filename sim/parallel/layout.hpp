@@ -29,9 +29,10 @@ struct RankLayout {
   std::vector<int64_t> dp_group(int64_t pp_i, int64_t tp_i = 0) const;
 };
 
-// A collective over a group, as phases of point-to-point edges between group members (indices
-// into the group). Phases run one after the other; the edges of a phase run at once. Rings are
-// aggregated: one edge carries the whole collective's volume on that ring edge.
+// A collective over a group, as parts of point-to-point edges between group members (indices
+// into the group). All the edges of all parts run at once: NCCL pipelines a hierarchical ring
+// chunk by chunk, so its intra-node and inter-node parts overlap and the busiest link sets the
+// time. Rings are aggregated: one edge carries the whole collective's volume on that ring edge.
 struct Edge {
   int64_t src = 0;
   int64_t dst = 0;
@@ -41,9 +42,10 @@ using Phase = std::vector<Edge>;
 
 enum class CollectiveKind { kAllReduce, kReduceScatter, kAllGather };
 
-// Ring (one node or one member per node) or hierarchical (intra-node ring reduce-scatter, an
-// inter-node ring per local GPU index, intra-node all-gather: what NCCL's multi-channel rings
-// achieve on a rail-optimised fabric). `ranks` are global ranks in ring order.
+// Ring (one node or one member per node): one part. Hierarchical (what NCCL's multi-channel rings
+// achieve on a rail-optimised fabric): an inter-node ring per local GPU index, and the intra-node
+// rings of the reduce-scatter and/or all-gather (an all-reduce's two on the same edges: one part).
+// `ranks` are global ranks in ring order.
 // Members spread unevenly over their nodes get one ring through all of them.
 std::vector<Phase> plan_collective(CollectiveKind kind, const std::vector<int64_t>& ranks, const RankLayout& layout,
                                    double bytes);

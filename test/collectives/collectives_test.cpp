@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace trainsim::collectives {
 namespace {
 
@@ -34,15 +36,15 @@ TEST(CollectiveTime, P2pAndSingleRank) {
 TEST(CollectiveTime, Hierarchical) {
   const LinkParams intra{1e-6, 400e9};
   const LinkParams inter{5e-6, 50e9};
-  // 8 GPUs x 4 nodes, S = 8e9:
-  // intra RS: 7 us + 7/8 * 8e9 / 4e11 = 7e-6 + 0.0175; intra AG the same;
-  // inter AR of S/8 = 1e9 over 4 nodes: 6 * 5 us + 1.5 * 1e9 / 5e10 = 30e-6 + 0.03
-  const double rs = 7e-6 + 0.0175;
-  const double inter_ar = 30e-6 + 0.03;
-  EXPECT_NEAR(hierarchical_time(Kind::kAllReduce, 8, 4, 8e9, intra, inter), 2 * rs + inter_ar, 1e-15);
-  // RS: intra RS + inter RS of 1e9 over 4: 3 * 5 us + 0.75 * 1e9 / 5e10
-  EXPECT_NEAR(hierarchical_time(Kind::kReduceScatter, 8, 4, 8e9, intra, inter), rs + 15e-6 + 0.015, 1e-15);
-  EXPECT_NEAR(hierarchical_time(Kind::kAllGather, 8, 4, 8e9, intra, inter), rs + 15e-6 + 0.015, 1e-15);
+  // 8 GPUs x 4 nodes, S = 8e9, pipelined (every latency, the busier link's bytes):
+  // intra RS and AG: 7 steps x 1 us each, 7/8 * 8e9 / 4e11 = 0.0175 s each on the same NVLink;
+  // inter AR of S/8 = 1e9 over 4 nodes: 6 x 5 us, 1.5 * 1e9 / 5e10 = 0.03 s.
+  EXPECT_NEAR(hierarchical_time(Kind::kAllReduce, 8, 4, 8e9, intra, inter), 14e-6 + 30e-6 + std::max(0.035, 0.03), 1e-15);
+  // RS: intra RS (7 us, 0.0175) with the inter RS of 1e9 over 4 (3 x 5 us, 0.75 * 1e9 / 5e10 = 0.015).
+  EXPECT_NEAR(hierarchical_time(Kind::kReduceScatter, 8, 4, 8e9, intra, inter), 7e-6 + 15e-6 + 0.0175, 1e-15);
+  EXPECT_NEAR(hierarchical_time(Kind::kAllGather, 8, 4, 8e9, intra, inter), 7e-6 + 15e-6 + 0.0175, 1e-15);
+  // A slow network: the NIC sets the time (inter AR 1.5e9 / 1e10 = 0.15 s against 0.035 on NVLink).
+  EXPECT_NEAR(hierarchical_time(Kind::kAllReduce, 8, 4, 8e9, intra, LinkParams{5e-6, 10e9}), 44e-6 + 0.15, 1e-15);
   // One node: the intra ring all-reduce.
   EXPECT_NEAR(hierarchical_time(Kind::kAllReduce, 8, 1, 8e9, intra, inter),
               collective_time(Kind::kAllReduce, Algorithm::kRing, 8, 8e9, intra), 1e-15);

