@@ -145,7 +145,7 @@ TEST(VarianceTest, HalfLoadedLinkSlowsCommunicationBoundMoreThanComputeBound) {
 // the same ECMP fabric. scenarios/crux-shared-tor.yaml is built like that setting (the paper's
 // testbed fabric; a larger model than the paper's, its comments say why; nothing fitted to the
 // +11%). Alone = the same seeds without the tenant (the ECMP hashes are the seed's). Tolerance: the
-// slowdown within 5 points of +11% (measured +13.0% over 8 seeds, 1.420 -> 1.605 s); the alone
+// slowdown within 5 points of +11% (measured +13.4% over 8 seeds, 1.356 -> 1.538 s); the alone
 // step within 20% of the paper's 1.53 s. Step-level means: the warm-up step dropped in both.
 TEST(VarianceTest, CruxSharedTorSlowdownIsOfThePublishedOrder) {
   const std::string crux = scenario("crux-shared-tor.yaml") + " --runs 8 --steps 20";
