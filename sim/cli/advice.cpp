@@ -49,6 +49,12 @@ std::vector<AdviceCandidate> candidates(const config::Scenario& sc) {
     add("ZeRO-2 (no parameter gathers)", {"parallelism.zero=2"});
     add("ZeRO-1", {"parallelism.zero=1"});
   }
+  // Hybrid sharding: the states sharded within the node and replicated across nodes (the
+  // parameters' gathers stay on NVLink), or back to sharding over every replica.
+  const int64_t replicas = p.dp * p.cp, per_node = std::max<int64_t>(1, sc.cluster.gpus_per_node / p.tp);
+  if (p.zero >= 1 && p.shard_degree == 0 && per_node > 1 && replicas > per_node && replicas % per_node == 0)
+    add("states sharded within the node (hybrid, " + str(per_node) + " ranks a shard group)", {"parallelism.shard_degree=" + str(per_node)});
+  if (p.hybrid_shard()) add("states sharded over all " + str(replicas) + " replicas", {"parallelism.shard_degree=0"});
   if (p.tp > 1 && !t.tp_comm_overlap) add("TP communication overlapped with the GEMMs", {"training.tp_comm_overlap=true"});
   if (p.tp > 1 && !p.sequence_parallel) add("sequence parallelism", {"parallelism.sequence_parallel=true"});
   // Layout: trade a factor of two between model and data parallelism on the same GPUs.

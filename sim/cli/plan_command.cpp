@@ -48,6 +48,12 @@ Layout layout_of(const config::Scenario& sc);
 
 // The --set changes that turn the scenario (with the user's sets) into `l` on `nodes` nodes (0:
 // the scenario's own): only what differs from it.
+// The scenario's hybrid sharding carries over to a layout that shards (ZeRO >= 1) over a dp x cp
+// it divides; any other layout shards over its whole dp x cp.
+bool keeps_shard(const Layout& l, const model::ParallelSpec& p) {
+  return p.shard_degree > 0 && l.zero > 0 && (l.dp * l.cp) % p.shard_degree == 0;
+}
+
 std::vector<std::string> layout_sets(const Layout& l, const config::Scenario& base, int64_t nodes) {
   const auto& p = base.parallel;
   const Layout b = layout_of(base);
@@ -73,6 +79,7 @@ std::vector<std::string> layout_sets(const Layout& l, const config::Scenario& ba
   if (p.recompute_num_layers >= 0 && l.recompute != model::Recompute::kFull) s.push_back("parallelism.recompute_num_layers=null");
   if (p.activation_offload_layers > 0 && (l.pp > 1 || l.recompute != model::Recompute::kNone))
     s.push_back("parallelism.activation_offload_layers=0");
+  if (p.shard_degree > 0 && !keeps_shard(l, p)) s.push_back("parallelism.shard_degree=0");
   return s;
 }
 
@@ -228,6 +235,7 @@ std::vector<Costed> enumerate_and_cost(const std::string& text, const PlanOption
           model::ParallelSpec par = sc.parallel;
           par.recompute = rc;
           par.zero = zero;
+          par.shard_degree = keeps_shard(l, base.parallel) ? base.parallel.shard_degree : 0;
           if (rc != model::Recompute::kFull) par.recompute_num_layers = -1;
           if (rc != model::Recompute::kNone || par.pp > 1) par.activation_offload_layers = 0;
           model::TrainingSpec train = sc.training;

@@ -30,6 +30,9 @@
 //   parallelism.overlap_param_gather  bool (default true): ZeRO-1/2 with overlap_grad_reduce, the
 //       parameter all-gather after the optimizer runs under the next step's first forward
 //       (model/spec.hpp ParallelSpec::overlap_param_gather); false: the next step waits for it
+//   parallelism.shard_degree  integer >= 1 dividing dp * cp, with zero >= 1; 0 (the default) = all
+//       of dp * cp: hybrid sharding, ZeRO's states sharded within groups of that many DP ranks and
+//       replicated across them (model/spec.hpp ParallelSpec::shard_degree)
 //   parallelism.overlap_p2p_comm  bool (default true): with the interleaved schedule, pipeline
 //       transfers run under the next pass in the other direction (Megatron-Core's default since
 //       2023; model/spec.hpp ParallelSpec::overlap_p2p_comm); no effect on other schedules
@@ -142,7 +145,7 @@ const std::vector<std::string> kParallelKeys = {"tp",       "pp",        "dp",  
                                                 "recompute", "sequence_parallel", "overlap_grad_reduce", "layers_per_stage",
                                                 "defer_grad_reduce", "pp_microbatch_buffers", "recompute_num_layers",
                                                 "activation_offload_layers", "sp_save_gathered", "sac_saves_attention", "ep_overlap", "recompute_modules", "ep_dispatcher",
-                                                "overlap_p2p_comm", "overlap_param_gather"};
+                                                "overlap_p2p_comm", "overlap_param_gather", "shard_degree"};
 const std::vector<std::string> kTrainingKeys = {"precision",    "optimizer",      "global_batch",    "steps",
                                                 "total_tokens", "offload",        "gpu_hour_price", "fp32_main_grads",
                                                 "runtime_reserve", "flash_attention", "tp_comm_overlap", "attention_kernel",
@@ -613,6 +616,7 @@ class Reader {
     if (auto f = get(b, "overlap_grad_reduce")) p.overlap_grad_reduce = detail::to_bool(*f);
     if (auto f = get(b, "overlap_p2p_comm")) p.overlap_p2p_comm = detail::to_bool(*f);
     if (auto f = get(b, "overlap_param_gather")) p.overlap_param_gather = detail::to_bool(*f);
+    if (auto f = get(b, "shard_degree")) p.shard_degree = detail::to_int(*f, 0, kMaxCount);
     if (auto f = get(b, "defer_grad_reduce")) p.defer_grad_reduce = detail::to_bool(*f);
     if (auto f = get(b, "pp_microbatch_buffers")) p.pp_microbatch_buffers = detail::to_bool(*f);
     if (auto f = get(b, "recompute_num_layers")) p.recompute_num_layers = detail::to_int(*f, 0, 1 << 20);
@@ -860,6 +864,13 @@ class Reader {
         fail(at(p.expert_tp > 0 ? "parallelism.expert_tp" : "parallelism.tp"),
              std::string(p.expert_tp > 0 ? "parallelism.expert_tp = " : "parallelism.tp = ") + str(p.etp()) +
                  " must divide model.moe.expert_ffn_hidden = " + str(m.moe.expert_ffn_hidden));
+    }
+
+    if (p.shard_degree > 0) {
+      const std::string where = "parallelism.shard_degree";
+      if (p.zero == 0) fail(at(where), where + " needs parallelism.zero 1, 2 or 3 (plain DP shards nothing)");
+      if ((p.dp * p.cp) % p.shard_degree != 0)
+        fail(at(where), where + " = " + str(p.shard_degree) + " must divide dp * cp = " + str(p.dp * p.cp));
     }
 
     if (p.recompute_num_layers >= 0 && p.recompute != model::Recompute::kFull)

@@ -438,12 +438,18 @@ class Simulation {
     for (const auto& c : st.chunks) total += c.param_count;
     return total > 0 ? st.chunks[chunk].param_count / total : 1.0 / static_cast<double>(st.chunks.size());
   }
-  std::vector<parallel::Phase> dp_phases(int64_t stage, parallel::CollectiveKind kind, double bytes, int64_t rail = 0) const;
+  // A DP collective's flows as edges between dp_group members, one phase per NCCL call (run one
+  // after the other). Each edge's bytes are on the wire: inside a node times model::intra_wire_factor
+  // (the bus bandwidth measured for that collective at `bytes`, as the closed form takes it),
+  // across nodes times `net_factor` (NCCL's protocol overhead, dp_call).
+  std::vector<parallel::Phase> dp_phases(int64_t stage, parallel::CollectiveKind kind, double bytes, int64_t rail = 0,
+                                         double net_factor = 1) const;
   // The flows the communication actor of (replica, stage, rail) starts for a collective of `bytes`
   // per GPU: dp_phases, the edges its replica sends (full fidelity), as hosts and whole bytes.
   // Planned on first use and kept (a collective of a given size recurs every step).
-  FlowPlanPtr flow_plan(int64_t replica, int64_t stage, int64_t rail, parallel::CollectiveKind kind, double bytes);
-  std::map<std::tuple<int64_t, int, double>, FlowPlanPtr> flow_plans_;  // by (comm actor, kind, bytes)
+  FlowPlanPtr flow_plan(int64_t replica, int64_t stage, int64_t rail, parallel::CollectiveKind kind, double bytes,
+                        double net_factor);
+  std::map<std::tuple<int64_t, int, double, double>, FlowPlanPtr> flow_plans_;  // by (comm actor, kind, bytes, net factor)
   // Flow classes (engine.flow_classes): every flow the run can start, counted before it starts;
   // null when classes are off.
   std::unique_ptr<FlowCensus> census_;
@@ -668,28 +674,84 @@ void Simulation::plan_ep() {
 
 
 std::vector<parallel::Phase> Simulation::dp_phases(int64_t stage, parallel::CollectiveKind kind, double bytes,
-                                                  int64_t rail) const {
-  auto parts = parallel::plan_collective(kind, layout_.dp_group(stage, rail), layout_, bytes);
-  size_t edges = 0;
-  for (const auto& ph : parts) edges += ph.size();
-  if (!full_ && edges > kMaxEdgesPerPhase) {
-    // Each part sampled on its own at one stride: every kind of link keeps its share of each part.
-    const size_t stride = (edges + kMaxEdgesPerPhase - 1) / kMaxEdgesPerPhase;
-    for (auto& ph : parts) {
-      parallel::Phase kept;
-      for (size_t i = 0; i < ph.size(); i += stride) kept.push_back(ph[i]);
-      ph = std::move(kept);
+                                                  int64_t rail, double net_factor) const {
+  const auto group = layout_.dp_group(stage, rail);
+  const model::ParallelSpec& par = sc_.parallel;
+  // Collectives run one after the other, each as parts that run at once (parallel::plan_collective);
+  // edges as indices into `group`.
+  std::vector<std::vector<parallel::Phase>> calls;
+  auto add = [&](parallel::CollectiveKind k, const std::vector<int64_t>& members, double b, std::vector<parallel::Phase>& parts) {
+    std::vector<int64_t> ranks(members.size());
+    for (size_t i = 0; i < members.size(); ++i) ranks[i] = group[static_cast<size_t>(members[i])];
+    auto planned = parallel::plan_collective(k, ranks, layout_, b);
+    // Inside a node the edges carry what the closed form's measured bus bandwidth implies
+    // (model::intra_collective_time_s): a hierarchical all-reduce's intra-node part is its
+    // reduce-scatter and all-gather on the same edges.
+    int64_t q = 0;
+    for (int64_t r : ranks) q += layout_.node(r) == layout_.node(ranks.front()) ? 1 : 0;
+    const int64_t stride = std::max<int64_t>(1, sc_.cluster.gpus_per_node / std::max<int64_t>(q, 1));
+    auto factor = [&](collectives::Kind ck) { return model::intra_wire_factor(sc_.cluster, ck, q, b, stride); };
+    const bool hierarchical = planned.size() > 1;
+    const double intra = k == parallel::CollectiveKind::kAllReduce
+                             ? (hierarchical ? (factor(collectives::Kind::kReduceScatter) + factor(collectives::Kind::kAllGather)) / 2
+                                             : factor(collectives::Kind::kAllReduce))
+                         : k == parallel::CollectiveKind::kReduceScatter ? factor(collectives::Kind::kReduceScatter)
+                                                                         : factor(collectives::Kind::kAllGather);
+    for (auto& ph : planned)
+      for (auto& e : ph) {
+        const bool inside = layout_.node(ranks[static_cast<size_t>(e.src)]) == layout_.node(ranks[static_cast<size_t>(e.dst)]);
+        e = {members[static_cast<size_t>(e.src)], members[static_cast<size_t>(e.dst)], e.bytes * (inside ? intra : net_factor)};
+      }
+    parts.insert(parts.end(), planned.begin(), planned.end());
+  };
+  const auto n = static_cast<int64_t>(group.size());
+  if (par.hybrid_shard() && kind != parallel::CollectiveKind::kAllReduce) {
+    // Hybrid sharding: within each shard group (consecutive members), then a reduce-scatter's
+    // shares all-reduced across the groups (model::replica_collective).
+    const int64_t s = par.shard_degree;
+    std::vector<parallel::Phase>& within = calls.emplace_back();
+    for (int64_t first = 0; first < n; first += s) {
+      std::vector<int64_t> members;
+      for (int64_t i = first; i < first + s; ++i) members.push_back(i);
+      add(kind, members, bytes, within);
     }
+    if (kind == parallel::CollectiveKind::kReduceScatter) {
+      std::vector<parallel::Phase>& across = calls.emplace_back();
+      for (int64_t j = 0; j < s; ++j) {
+        std::vector<int64_t> members;
+        for (int64_t i = j; i < n; i += s) members.push_back(i);
+        add(parallel::CollectiveKind::kAllReduce, members, bytes / static_cast<double>(s), across);
+      }
+    }
+  } else {
+    std::vector<int64_t> all(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) all[static_cast<size_t>(i)] = i;
+    add(kind, all, bytes, calls.emplace_back());
   }
-  // The parts run at once (parallel::plan_collective): one phase of flows.
-  for (size_t i = 1; i < parts.size(); ++i) parts[0].insert(parts[0].end(), parts[i].begin(), parts[i].end());
-  if (parts.size() > 1) parts.resize(1);
-  return parts;
+  std::vector<parallel::Phase> phases;
+  for (auto& parts : calls) {
+    size_t edges = 0;
+    for (const auto& ph : parts) edges += ph.size();
+    if (!full_ && edges > kMaxEdgesPerPhase) {
+      // Each part sampled on its own at one stride: every kind of link keeps its share of each part.
+      const size_t stride = (edges + kMaxEdgesPerPhase - 1) / kMaxEdgesPerPhase;
+      for (auto& ph : parts) {
+        parallel::Phase kept;
+        for (size_t i = 0; i < ph.size(); i += stride) kept.push_back(ph[i]);
+        ph = std::move(kept);
+      }
+    }
+    // The parts run at once (parallel::plan_collective): one phase of flows.
+    parallel::Phase merged;
+    for (const auto& ph : parts) merged.insert(merged.end(), ph.begin(), ph.end());
+    if (!merged.empty()) phases.push_back(std::move(merged));
+  }
+  return phases;
 }
 
 FlowPlanPtr Simulation::flow_plan(int64_t replica, int64_t stage, int64_t rail, parallel::CollectiveKind kind,
-                                  double bytes) {
-  const std::tuple<int64_t, int, double> key{comm_index(replica, stage, rail), static_cast<int>(kind), bytes};
+                                  double bytes, double net_factor) {
+  const std::tuple<int64_t, int, double, double> key{comm_index(replica, stage, rail), static_cast<int>(kind), bytes, net_factor};
   if (const auto it = flow_plans_.find(key); it != flow_plans_.end()) return it->second;
   auto plan = std::make_shared<FlowPlan>();
   const auto group = layout_.dp_group(stage, rail);
@@ -697,7 +759,7 @@ FlowPlanPtr Simulation::flow_plan(int64_t replica, int64_t stage, int64_t rail, 
   std::vector<DpFlow> mine;
   std::vector<int32_t> routes;
   std::set<std::pair<int32_t, uint64_t>> represented;  // (class, bytes) with a flow in this phase
-  for (const auto& phase : dp_phases(stage, kind, bytes, rail)) {
+  for (const auto& phase : dp_phases(stage, kind, bytes, rail, net_factor)) {
     mine.clear();
     routes.clear();
     for (const auto& e : phase) {
@@ -735,7 +797,9 @@ model::NetCallCost Simulation::dp_call(parallel::CollectiveKind kind, double byt
                                                                     : Kind::kAllGather;
   const int64_t n = replicas_total();
   const int64_t per_node = std::clamp<int64_t>(sc_.cluster.gpus_per_node / sc_.parallel.tp, 1, n);
-  return model::net_call_cost(sc_.cluster, k, n, per_node, bytes);
+  model::NetCallCost cost = model::net_call_cost(sc_.cluster, k, n, per_node, bytes);
+  cost.latency_s = model::dp_call_latency_s(k, bytes, sc_.parallel, sc_.cluster);
+  return cost;
 }
 
 bool Simulation::reclass(const PlanPhase& phase, std::vector<DpFlow>& out) const {
@@ -1002,7 +1066,7 @@ std::vector<CommJobPtr> StageActor::collective(parallel::CollectiveKind kind, do
   std::vector<CommJobPtr> jobs;
   for (int64_t rail = 0; rail < s.rails_; ++rail) {
     auto job = std::make_shared<CommJob>();
-    job->plan = s.flow_plan(replica_, stage_, rail, kind, bytes * call.wire_factor);
+    job->plan = s.flow_plan(replica_, stage_, rail, kind, bytes, call.wire_factor);
     job->name = name;
     job->traced = trace && rail == 0;
     job->rail = rail;

@@ -146,6 +146,13 @@ double intra_collective_time_s(const hardware::ClusterSpec& cluster, Kind kind, 
   return collectives::ring_edge_bytes(kind, n, bytes) / (ratio * share.per_flow_Bps);
 }
 
+double intra_wire_factor(const hardware::ClusterSpec& cluster, Kind kind, int64_t n, double bytes, int64_t stride) {
+  if (n <= 1 || bytes <= 0) return 1;
+  const hardware::RingShare share = node_ring(cluster, n, stride);
+  const FabricKind fabric = fabric_kind(cluster, kind, share);
+  return 1 / collective_cost_data().intra(fabric).curve(kind_index(kind)).at(bytes);
+}
+
 double inter_collective_time_s(const hardware::ClusterSpec& cluster, Kind kind, int64_t n, int64_t ranks_per_node,
                                double bytes) {
   if (n <= 1 || bytes <= 0) return 0;

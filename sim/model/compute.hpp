@@ -63,6 +63,10 @@ double memory_time_s(const hardware::GpuSpec& gpu, double bytes, const Calibrati
 // (hardware::ring_share: the links the platform builder makes).
 double intra_collective_time_s(const hardware::ClusterSpec& cluster, collectives::Kind kind, int64_t n, double bytes,
                                int64_t stride = 1);
+// What the engine multiplies a ring edge's bytes by inside a node so that its flows, at the
+// platform's link rates, take intra_collective_time_s: 1 / the measured bus-bandwidth ratio.
+double intra_wire_factor(const hardware::ClusterSpec& cluster, collectives::Kind kind, int64_t n, double bytes,
+                         int64_t stride = 1);
 // The same over n ranks spread one per node over `nodes` nodes (or hierarchical when several ranks
 // share a node): NCCL's ring latency (base + one hop per step) and the NIC share at the efficiency
 // measured for the bytes each rank sends.

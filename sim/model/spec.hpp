@@ -128,6 +128,16 @@ struct ParallelSpec {
   Schedule schedule = Schedule::k1F1B;
   int64_t virtual_stages = 1;  // chunks per pipeline rank (interleaved only)
   int zero = 0;                // 0 plain DP | 1 | 2 | 3 (= FSDP full sharding)
+  // Hybrid sharding: ZeRO's states sharded over `shard_degree` consecutive ranks of the dp x cp
+  // group and replicated across its dp x cp / shard_degree shard groups (PyTorch FSDP
+  // HYBRID_SHARD and torchtitan's data_parallel_shard_degree, Megatron-Core's
+  // num_distributed_optimizer_instances, DeepSpeed's hpZ partitions, InternLM's zero1 groups).
+  // Gradients are reduce-scattered within the shard group, then each rank's 1/shard_degree
+  // share is all-reduced across the groups; parameters are gathered within the shard group.
+  // 0 (default) = the whole dp x cp group.
+  int64_t shard_degree = 0;
+  int64_t shard_ranks() const { return shard_degree > 0 ? shard_degree : dp * cp; }
+  bool hybrid_shard() const { return zero > 0 && shard_degree > 0 && shard_degree < dp * cp; }
   Recompute recompute = Recompute::kNone;
   bool sequence_parallel = false;
   bool overlap_grad_reduce = true;

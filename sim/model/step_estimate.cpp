@@ -29,14 +29,41 @@ ReplicaGroup replica_group(const ParallelSpec& par, const hardware::ClusterSpec&
   return g;
 }
 
+// Under hybrid sharding (ParallelSpec::shard_degree) the shard group is `shard_degree` consecutive
+// replicas (per_node of them a node) and each rank's share crosses the groups on a ring of one
+// member per group, per_node / shard_degree of them a node.
+int64_t across_per_node(const ParallelSpec& par, const ReplicaGroup& g) {
+  return std::max<int64_t>(1, g.per_node / par.shard_degree);
+}
+
 double replica_collective(Kind kind, double bytes, const ParallelSpec& par, const hardware::ClusterSpec& cluster,
                           const Calibration& c) {
   const ReplicaGroup g = replica_group(par, cluster);
   if (g.size <= 1 || bytes <= 0) return 0;
-  return inter_collective_time_s(cluster, kind, g.size, g.per_node, bytes);
+  if (!par.hybrid_shard() || kind == Kind::kAllReduce) return inter_collective_time_s(cluster, kind, g.size, g.per_node, bytes);
+  // Hybrid: the reduce-scatter or gather within the shard group; a reduce-scatter's shares then
+  // all-reduced across the groups (FSDP HYBRID_SHARD, Megatron-Core's optimizer instances).
+  const int64_t s = par.shard_degree;
+  const double within = inter_collective_time_s(cluster, kind, s, std::min(g.per_node, s), bytes);
+  if (kind == Kind::kAllGather) return within;
+  return within + inter_collective_time_s(cluster, Kind::kAllReduce, g.size / s, across_per_node(par, g), bytes / d(s));
+}
+
+// NCCL's ring latency of one such call (two calls under hybrid sharding's reduce-scatter).
+double replica_collective_latency(Kind kind, double bytes, const ParallelSpec& par, const hardware::ClusterSpec& cluster) {
+  const ReplicaGroup g = replica_group(par, cluster);
+  if (!par.hybrid_shard() || kind == Kind::kAllReduce) return net_call_cost(cluster, kind, g.size, g.per_node, bytes).latency_s;
+  const int64_t s = par.shard_degree;
+  const double within = net_call_cost(cluster, kind, s, std::min(g.per_node, s), bytes).latency_s;
+  if (kind == Kind::kAllGather) return within;
+  return within + net_call_cost(cluster, Kind::kAllReduce, g.size / s, across_per_node(par, g), bytes / d(s)).latency_s;
 }
 
 }  // namespace
+
+double dp_call_latency_s(Kind kind, double bytes, const ParallelSpec& par, const hardware::ClusterSpec& cluster) {
+  return replica_collective_latency(kind, bytes, par, cluster);
+}
 
 double grad_reduce_time_s(double bytes, const ParallelSpec& par, const hardware::ClusterSpec& cluster) {
   return replica_collective(par.zero == 0 ? Kind::kAllReduce : Kind::kReduceScatter, bytes, par, cluster,
@@ -174,7 +201,7 @@ StepEstimate estimate_step(const StepCosts& costs, const ModelSpec& model, const
   double gather_latency = 0;  // the ZeRO 1/2 all-gather's share: it runs with the gather, not the reduction
   if (calls > 1 && g.size > 1 && par.zero <= 2) {
     const double b = grad_bytes / calls;
-    auto lat = [&](Kind k) { return net_call_cost(cluster, k, g.size, g.per_node, b).latency_s; };
+    auto lat = [&](Kind k) { return replica_collective_latency(k, b, par, cluster); };
     if (par.zero > 0) gather_latency = (calls - 1) * lat(Kind::kAllGather);
     per_step += (calls - 1) * (par.zero == 0 ? lat(Kind::kAllReduce) : lat(Kind::kReduceScatter)) + gather_latency;
   }

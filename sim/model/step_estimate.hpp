@@ -12,6 +12,8 @@
 //             ring all-reduce (ZeRO 0) or reduce-scatter + all-gather (ZeRO 1/2, same volume), over the
 //             NIC share per GPU, hierarchical when several replicas share a node (layout: tp fastest,
 //             then cp, dp, pp), every bucket call paying NCCL's ring latency (model/compute.hpp).
+//             Hybrid sharding (ParallelSpec::shard_degree): reduce-scatters and gathers within the
+//             shard group, each rank's reduced share then all-reduced across the groups.
 //             ZeRO 2 reduce-scatters every micro-batch. ZeRO 3 gathers each layer's weights before its
 //             forward and its backward and reduce-scatters its gradients after the backward, every
 //             micro-batch, one layer prefetched: exposed are the first layer's gather and each
@@ -32,6 +34,7 @@
 
 #include <algorithm>
 
+#include "collectives/collectives.hpp"
 #include "hardware/cluster.hpp"
 #include "model/spec.hpp"
 #include "model/step_costs.hpp"
@@ -73,6 +76,11 @@ StepEstimate estimate_step(const StepCosts& costs, const ModelSpec& model, const
 // Time of one gradient reduction call over the replicas: an all-reduce (ZeRO 0) or a
 // reduce-scatter (ZeRO 1-3) of `bytes` per GPU, with NCCL's latency.
 double grad_reduce_time_s(double bytes, const ParallelSpec& par, const hardware::ClusterSpec& cluster);
+
+// NCCL's ring latency of one DP call of `kind` (all-reduce, reduce-scatter, all-gather) of `bytes`
+// per GPU over the replicas: under hybrid sharding a reduce-scatter pays the shard group's and
+// the cross-group all-reduce's.
+double dp_call_latency_s(collectives::Kind kind, double bytes, const ParallelSpec& par, const hardware::ClusterSpec& cluster);
 
 // Time of the DP gradient sync (one all-reduce or RS + AG) of `bytes` per GPU over the replicas.
 double dp_sync_time_s(double bytes, const ParallelSpec& par, const hardware::ClusterSpec& cluster);

@@ -610,6 +610,22 @@ TEST(LoadScenario, RecomputeNumLayers) {
   EXPECT_NE(negative.find("t.yaml:17:25:"), std::string::npos) << negative;
 }
 
+// parallelism.shard_degree: hybrid sharding, a divisor of dp x cp, only with ZeRO.
+TEST(LoadScenario, ShardDegree) {
+  EXPECT_EQ(load_scenario_text(kBase, "t.yaml").parallel.shard_degree, 0);
+  const Scenario ok = load_scenario_text(with("  dp: 4", "  dp: 4\n  zero: 1\n  shard_degree: 2"), "t.yaml");
+  EXPECT_EQ(ok.parallel.shard_degree, 2);
+  EXPECT_TRUE(ok.parallel.hybrid_shard());
+  EXPECT_EQ(error_of(with("  dp: 4", "  dp: 4\n  zero: 1\n  shard_degree: 3")),
+            "t.yaml:17:17: parallelism.shard_degree = 3 must divide dp * cp = 4");
+  EXPECT_EQ(error_of(with("  dp: 4", "  dp: 4\n  shard_degree: 2")),
+            "t.yaml:16:17: parallelism.shard_degree needs parallelism.zero 1, 2 or 3 (plain DP shards nothing)");
+  // 0 is the default written out: the whole dp x cp group (so an override can undo a hybrid).
+  EXPECT_EQ(load_scenario_text(with("  dp: 4", "  dp: 4\n  shard_degree: 0"), "t.yaml").parallel.shard_degree, 0);
+  const std::string negative = error_of(with("  dp: 4", "  dp: 4\n  zero: 1\n  shard_degree: -2"));
+  EXPECT_NE(negative.find("t.yaml:17:17:"), std::string::npos) << negative;
+}
+
 // parallelism.activation_offload_layers: Megatron-Core's rules (fewer than the layers, no pipeline,
 // no recompute), each refused at the key.
 TEST(LoadScenario, ActivationOffloadLayers) {

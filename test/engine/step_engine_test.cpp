@@ -379,6 +379,39 @@ TEST(StepEngineTest, ParameterGatherNotOverlappedHoldsTheNextStep) {
   EXPECT_NEAR(off_exposed, off, 1e-9);
 }
 
+// Hybrid sharding (ParallelSpec::shard_degree): ZeRO-1 over 16 replicas, 4 a node (TP2 on 4 nodes),
+// its states sharded within each node's 4 and replicated across the nodes, nothing overlapped, NVLink
+// made 1,000 times faster so its bytes vanish. A step exposes the gradients' reduce-scatter within
+// the node (its latency: 8.4 us + 3 NVLink steps of 3.4 us), their all-reduce across the 4 nodes of
+// a quarter of the 1 GB per GPU (2 x 3/4 x 250 MB at 0.95 x 50 GB/s = 7.895 ms, plus 8.4 us + 6
+// network steps of 14 us), and the 1 MB parameter all-gather within the node (latency only). Full
+// sharding over the 16 would reduce-scatter over the nodes instead (3/4 x 250 MB: half the NIC
+// time) and gather the parameters over them too.
+double hybrid_exposed(int64_t shard_degree) {
+  auto sc = scenario(4, 2, 1, 16, model::Schedule::k1F1B, 1, 1);
+  sc.cluster.intra_bandwidth_Bps = 450e12;
+  sc.parallel.zero = 1;
+  sc.parallel.shard_degree = shard_degree;
+  sc.parallel.overlap_grad_reduce = false;
+  sc.parallel.overlap_param_gather = false;
+  auto c = costs(1, 1, 1, 1e-3, 2e-3, 1.0, 1e9);
+  c.stages[0].param_bytes = 1e6;
+  const auto r = simulate(sc, c, options(3));
+  return r.steps.size() == 3 ? r.steps[2].exposed_comm_s : -1;
+}
+
+TEST(StepEngineTest, HybridShardingReducesWithinTheNodeThenAcrossTheNodes) {
+  const double nvlink_call = 8.4e-6 + 3 * 3.4e-6;
+  const double across = 2 * 0.75 * 250e6 / (0.95 * 50e9) + 8.4e-6 + 6 * 14e-6;
+  EXPECT_NEAR(in_child([] { return hybrid_exposed(4); }), nvlink_call + across + nvlink_call, 5e-6);
+  // Full sharding (the default): reduce-scatter and gather over the nodes (per rail 3/4 x 250 MB,
+  // and 3/4 x 0.25 MB), each ring's latency over 16 ranks on 4 nodes: 8.4 us + 12 NVLink steps +
+  // 3 network steps.
+  const double ring16 = 8.4e-6 + 12 * 3.4e-6 + 3 * 14e-6;
+  const double full = 0.75 * 250e6 / (0.95 * 50e9) + 0.75 * 0.25e6 / (0.95 * 50e9) + 2 * ring16;
+  EXPECT_NEAR(in_child([] { return hybrid_exposed(0); }), full, 5e-6);
+}
+
 // Plans of DP collectives made over a run of `steps` (every step simulated).
 double flow_plans(int64_t steps) {
   auto sc = scenario(4, 8, 2, 2, model::Schedule::k1F1B, 1, 4);

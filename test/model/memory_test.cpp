@@ -315,6 +315,28 @@ TEST(StageMemory, Fp8KeepsTeWeightCopiesBesideTheBf16Weights) {
   expect_rel(memory_per_stage(m, par, t)[0].weights, z3_bf16);
 }
 
+// Hybrid sharding (ParallelSpec::shard_degree): the ZeRO states shard over the shard group, not
+// over all of dp x cp. InternLM's 7B-class run on 1,024 GPUs (TP1, zero1 = 8): Adam's 12 bytes a
+// parameter (fp32 master and moments) over 8 ranks, not over 1,024; the 2-byte weights and
+// gradients whole (ZeRO-1). ZeRO-3 over groups of 8 holds an eighth of the weights.
+TEST(StageMemory, HybridShardingShardsOverTheShardGroup) {
+  const ModelSpec m = gpt(32, 4096, 32);
+  ParallelSpec par;
+  par.dp = 1024;
+  par.zero = 1;
+  TrainingSpec t = mixed_adam();
+  t.global_batch = 1024;
+  const MemoryBreakdown full = memory_per_stage(m, par, t)[0];
+  par.shard_degree = 8;
+  const MemoryBreakdown hybrid = memory_per_stage(m, par, t)[0];
+  expect_rel(full.optimizer, full.params * 12 / 1024);
+  expect_rel(hybrid.optimizer, hybrid.params * 12 / 8);
+  expect_rel(hybrid.weights, full.weights);
+  expect_rel(hybrid.gradients, full.gradients);
+  par.zero = 3;
+  expect_rel(memory_per_stage(m, par, t)[0].weights, full.params * 2 / 8);
+}
+
 TEST(Activations, NoDropoutNoMasks) {
   // model.dropout false on a gelu model (Nemotron-4: "dropout rate of zero"): Korthikanti's
   // 34 sbh + 5as^2b loses the two 1-byte masks of R (2 sbh) and the softmax-dropout mask and output

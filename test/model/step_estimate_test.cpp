@@ -188,6 +188,37 @@ TEST(StepEstimate, DistributedOptimizerGatherHidesUnderTheFirstForward) {
   EXPECT_GT(off.step_s, e.step_s);
 }
 
+// Hybrid sharding (ParallelSpec::shard_degree) as InternLM ran its 7B on A100s: ZeRO-1 over 32
+// replicas on 4 nodes (TP1), the states sharded within each node's 8 and replicated across the
+// nodes. The gradients are reduce-scattered within the node, then each rank's eighth all-reduced
+// across the 4 nodes (one member a node, on its own NIC share); the parameters are gathered within
+// the node. Full sharding reduce-scatters and gathers over all 32 (hierarchical, 8 a node): the
+// same NIC bytes for the gradients (2 x 3/4 x S/8 against 3/4 x S/8 twice), but its gather crosses
+// the nodes too. NCCL's latencies add up the same way: 8.4 us + 7 NVLink steps of 3.4 us for a
+// call within the node, 8.4 us + 6 network steps of 14 us for the all-reduce across.
+TEST(StepEstimate, HybridShardingSyncsWithinTheNodeThenAcrossTheNodes) {
+  ParallelSpec p;
+  p.dp = 32;
+  p.zero = 1;
+  p.shard_degree = 8;
+  const auto cl = a100(4);
+  const double s = 1e9;
+  const double within_rs = intra_collective_time_s(cl, collectives::Kind::kReduceScatter, 8, s, 1);
+  const double within_ag = intra_collective_time_s(cl, collectives::Kind::kAllGather, 8, s, 1);
+  const double across = inter_collective_time_s(cl, collectives::Kind::kAllReduce, 4, 1, s / 8);
+  EXPECT_NEAR(across, 8.4e-6 + 6 * 14e-6 + 2 * 0.75 * s / 8 / (0.95 * 25e9), 1e-12);
+  EXPECT_NEAR(dp_sync_time_s(s, p, cl), within_rs + across + within_ag, 1e-12);
+  const double nvlink_call = 8.4e-6 + 7 * 3.4e-6;
+  EXPECT_NEAR(dp_call_latency_s(collectives::Kind::kReduceScatter, s, p, cl), nvlink_call + 8.4e-6 + 6 * 14e-6, 1e-12);
+  EXPECT_NEAR(dp_call_latency_s(collectives::Kind::kAllGather, s, p, cl), nvlink_call, 1e-12);
+  p.shard_degree = 0;
+  EXPECT_NEAR(dp_sync_time_s(s, p, cl), inter_collective_time_s(cl, collectives::Kind::kReduceScatter, 32, 8, s) +
+                                           inter_collective_time_s(cl, collectives::Kind::kAllGather, 32, 8, s), 1e-12);
+  // shard_degree = dp x cp is full sharding.
+  p.shard_degree = 32;
+  EXPECT_FALSE(p.hybrid_shard());
+}
+
 // Megatron's distributed optimizer with fp32 gradient reduction (what its --bf16 sets): the
 // reduce-scatter moves fp32 gradients, the all-gather after the optimizer the bf16 weights. So only
 // the reduce-scatter's half of the ZeRO-1 traffic doubles.

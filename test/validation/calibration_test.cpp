@@ -79,14 +79,16 @@ TEST(Calibration, LeaveOneSourceOutAccuracy) {
   std::printf("leave-one-source-out rows %d: mean |error| %.2f%% (signed %+.2f%%, max %.1f%%)\n", all_loso.rows,
               all_loso.mean_abs, all_loso.mean_signed, all_loso.max_abs);
   // Issue 13 asks for a leave-one-source-out mean |error| <= 5%, no row beyond 15% and a mean signed
-  // error within +-2%. Met: the bias (-0.8%). Not yet: the mean (5.8% over 116 rows; InternLM's 22
-  // validation-only rows 6.4%, signed -2.3%: its checkpointed rows predicted 3-9% slow, its two
-  // most communication-bound 1,024-GPU rows 16-18% fast) and the rows beyond 15%:
+  // error within +-2%. Met: the bias (+0.0%). Not yet: the mean (5.7% over 116 rows; InternLM's 22
+  // validation-only rows 6.1%, signed +2.2%: its checkpointed rows up to 512 GPUs predicted 2-7%
+  // slow, its three most communication-bound rows 17-29% fast) and the rows beyond 15%:
   // llm-foundry MPT-70B on 64 A100-40GB (+29%), MPT-7B on 8 H100 at 8K (-21%), InternLM's 1,024-GPU
-  // rows at 1 and 2 micro-batches (+16%, +18%). Multi-node collectives are pipelined (the NIC and
-  // NVLink parts at once, model::inter_collective_time_s), as the nccl-tests tables in
-  // collectives.yaml measure them: that made the communication-bound rows faster (+0.08 points on
-  // the mean, the bias -1.6% -> -0.8%). llm-foundry's H100
+  // rows at 1 and 2 micro-batches (+29%, +25%) and its 512-GPU row at 2 (+17%). Multi-node
+  // collectives are pipelined (the NIC and NVLink parts at once, model::inter_collective_time_s), as
+  // the nccl-tests tables in collectives.yaml measure them (mean +0.08 points, bias -1.6% -> -0.8%),
+  // and InternLM runs as it ran, hybrid-sharded within the node (ParallelSpec::shard_degree: its
+  // rows without checkpointing up to 512 GPUs within 1.6%; the communication-bound ones say its
+  // all-reduce over 64-128 nodes of 4 x 100 Gb RoCE was slower than the NIC model). llm-foundry's H100
   // rows pull two ways inside one table: its 2024 large-scale rows that ran the 2022 Triton
   // FlashAttention (13B, 30B) are predicted 2-11% slow, those that ran flash-attn 2 (1B, 3B, 7B,
   // 70B) 1-14% fast, where the kernels' measured H100 gap (kernels.yaml fa1 / fa2) would have the
@@ -98,7 +100,7 @@ TEST(Calibration, LeaveOneSourceOutAccuracy) {
   // the one found, nccl#1229, is prose: reduce-scatter bus bandwidth "just like 360, 345, 320,
   // 300, 280, 260" GB/s from 4 to 128 nodes, against 365 GB/s all-reduce at 128 nodes in
   // nccl-tests#322).
-  EXPECT_LE(all_loso.mean_abs, 5.80);
+  EXPECT_LE(all_loso.mean_abs, 5.75);
   EXPECT_LE(all_loso.max_abs, 29.5);
   EXPECT_LE(std::fabs(all_loso.mean_signed), 2.0);
   EXPECT_LE(held.mean_abs, 5.45);

@@ -495,10 +495,11 @@ inline std::vector<MoreRun> load_more_runs(const std::string& path, std::vector<
       // bucket by bucket under the last micro-batch's backward (zero_overlap_communication=True);
       // Adam states sharded within the node (zero1=8); each node's owners broadcast their updated
       // parameters after the optimizer, not overlapped ("TODO: support broadcast overlap"). As
-      // ZeRO-1: the reduce-scatter and all-gather halves of that all-reduce over the DP ranks, the
-      // gather exposed (overlap_param_gather false). Memory differs (states over the DP group, not
-      // the node); the step is what is compared.
+      // hybrid ZeRO-1 (shard_degree = zero1 = 8): the gradients reduce-scattered within the node
+      // and each rank's eighth all-reduced across the nodes (that all-reduce's NIC bytes), the
+      // parameters gathered within the node, exposed (overlap_param_gather false).
       r.par.zero = 1;
+      r.par.shard_degree = 8;
       r.par.overlap_grad_reduce = true;
       r.par.overlap_param_gather = false;
       r.train.grad_reduce_fp32 = false;
