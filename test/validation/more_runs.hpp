@@ -111,13 +111,14 @@
 //    (SwiGLU, dims from configs/7B_sft.py); 4 NICs of 100 Gb/s per 8-GPU node ("4 * 100Gb RoCE");
 //    bf16 with gradients all-reduced in bf16 over every DP rank under the last micro-batch's
 //    backward (zero_overlap_communication) and the updated parameters broadcast within the node
-//    after the optimizer, not overlapped: ZeRO-1 (its reduce-scatter and all-gather move the
-//    all-reduce's bytes) with overlap_param_gather false; FlashAttention 1 (the repo's pin, 1.0.8);
+//    after the optimizer, not overlapped: hybrid ZeRO-1 within the node (shard_degree 8: the
+//    gradients reduce-scattered within the node, each rank's eighth all-reduced across the nodes,
+//    the all-reduce's NIC bytes; the parameters gathered within the node) with
+//    overlap_param_gather false; FlashAttention 1 (the repo's pin, 1.0.8);
 //    recompute as printed; no TP. A validation-only source (validation_set.hpp).
 //  - olmo-core: Llama-style (SwiGLU, dims as printed, vocab the printed 100278); HSDP is taken as
-//    zero 3 (the simulator has no hybrid sharding: parameters are sharded within the group, the
-//    gradient reduce-scatter / all-reduce crosses groups), like FSDP; bf16 unless "fp8"; no
-//    recompute; flash attention on.
+//    zero 3 over all ranks (its shard group size is not printed; every row is skipped anyway: no
+//    GPU count), like FSDP; bf16 unless "fp8"; no recompute; flash attention on.
 #pragma once
 
 #include <yaml-cpp/yaml.h>
@@ -505,7 +506,7 @@ inline std::vector<MoreRun> load_more_runs(const std::string& path, std::vector<
       r.train.grad_reduce_fp32 = false;
       r.par.sequence_parallel = false;
       r.train.tp_comm_overlap = false;
-    } else {  // olmo-core: HSDP taken as zero 3 (no hybrid sharding in the simulator)
+    } else {  // olmo-core: HSDP taken as zero 3 over all ranks (shard group size not printed)
       r.par.recompute = printed_recompute;
       r.par.zero = 3;
       r.par.overlap_grad_reduce = true;

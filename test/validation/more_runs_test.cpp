@@ -175,8 +175,8 @@ TEST(MoreRuns, PinsParsedValuesOfThreeRows) {
     EXPECT_EQ(m->run.par.zero, 1) << id;
   }
 
-  // InternLM: 4 x 100 Gb RoCE per node (4 NICs for 8 GPUs), hybrid ZeRO as ZeRO-1 with the
-  // parameter broadcast not overlapped, FlashAttention 1, TGS x model FLOPs per token: 2,346 x
+  // InternLM: 4 x 100 Gb RoCE per node (4 NICs for 8 GPUs), hybrid ZeRO-1 within the node (zero1 =
+  // 8) with the parameter broadcast not overlapped, FlashAttention 1, TGS x model FLOPs per token: 2,346 x
   // (6 x 6.74e9 weights' GEMM FLOPs + 12 x 32 x 4096 x 2048 attention) per token.
   {
     const MoreRun* m = find(runs, "internlm_7b_a100_1024gpu_mb2x1_noac");
@@ -186,6 +186,7 @@ TEST(MoreRuns, PinsParsedValuesOfThreeRows) {
     EXPECT_DOUBLE_EQ(m->run.cluster.nic_bandwidth_Bps, 100e9 / 8);
     EXPECT_EQ(m->run.par.dp, 1024);
     EXPECT_EQ(m->run.par.zero, 1);
+    EXPECT_EQ(m->run.par.shard_degree, 8);
     EXPECT_FALSE(m->run.par.overlap_param_gather);
     EXPECT_FALSE(m->run.train.grad_reduce_fp32);
     EXPECT_EQ(m->run.train.attention_kernel, "fa1");
