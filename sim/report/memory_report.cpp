@@ -313,12 +313,13 @@ std::string render_memory_table(const MemoryPlan& plan) {
   }
   std::string sched = model::to_string(p.schedule);
   if (p.schedule == model::Schedule::kInterleaved) sched += " v=" + std::to_string(p.virtual_stages);
+  const std::string hybrid = p.hybrid_shard() ? " (hybrid, shard groups of " + std::to_string(p.shard_degree) + ")" : "";
   std::snprintf(line, sizeof line,
-                "  layout    %lld x %s: tp=%lld pp=%lld dp=%lld cp=%lld, micro-batch %lld, %s, ZeRO-%d, recompute %s, "
+                "  layout    %lld x %s: tp=%lld pp=%lld dp=%lld cp=%lld, micro-batch %lld, %s, ZeRO-%d%s, recompute %s, "
                 "SP %s\n",
                 static_cast<long long>(plan.gpus), plan.gpu_name.c_str(), static_cast<long long>(p.tp),
                 static_cast<long long>(p.pp), static_cast<long long>(p.dp), static_cast<long long>(p.cp),
-                static_cast<long long>(p.micro_batch), sched.c_str(), p.zero, model::to_string(p.recompute),
+                static_cast<long long>(p.micro_batch), sched.c_str(), p.zero, hybrid.c_str(), model::to_string(p.recompute),
                 p.sequence_parallel ? "on" : "off");
   os << line;
   std::snprintf(line, sizeof line, "  training  %s, %s%s, offload %s\n", model::to_string(t.precision),
@@ -340,8 +341,10 @@ std::string render_memory_table(const MemoryPlan& plan) {
     os << line;
   };
   const model::StateBytesPerParam sb = model::state_bytes_per_param(t);
-  const int64_t shard = p.dp * p.cp;
-  const int64_t expert_shard = std::max<int64_t>(shard / std::max<int64_t>(plan.parallel.ep, 1), 1);
+  // Hybrid sharding shards the dense states over its shard group; the routed experts' shard over
+  // the expert-data-parallel ranks as before.
+  const int64_t shard = std::max<int64_t>(p.hybrid_shard() ? p.shard_degree : p.dp * p.cp, 1);
+  const int64_t expert_shard = std::max<int64_t>(p.dp * p.cp / std::max<int64_t>(plan.parallel.ep, 1), 1);
   auto sharded = [&](bool is) {
     if (!is) return std::string();
     std::string t = ", sharded over " + std::to_string(shard) + " ranks";

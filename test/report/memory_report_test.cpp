@@ -110,6 +110,18 @@ TEST(MemoryReport, JsonKeysAndValuesForAKnownCase) {
   EXPECT_TRUE(j["suggestions"].empty());
 }
 
+// Hybrid sharding in the table: the layout line names the shard groups and the optimizer row the
+// ranks its states shard over (8, not the 64 of dp): 12 B x 7.5B params / 8.
+TEST(MemoryReport, HybridShardingIsNamedInTheTable) {
+  config::Scenario sc = gpt_7_5b("h100-sxm");
+  sc.parallel.shard_degree = 8;
+  const MemoryPlan plan = plan_memory(sc);
+  const std::string table = render_memory_table(plan);
+  EXPECT_NE(table.find("ZeRO-1 (hybrid, shard groups of 8)"), std::string::npos) << table;
+  EXPECT_NE(table.find("x 12 B, sharded over 8 ranks"), std::string::npos) << table;
+  EXPECT_NEAR(plan.breakdown.optimizer, plan.breakdown.params * 12 / 8, 1.0);
+}
+
 TEST(MemoryReport, FourHundredFiveBWeightsOnlyGpus) {
   // CONTRACT.md: 405B: 11 at bf16, 6 at int8 on 80 GB; with the 10 GB reserve 810 / 70 -> 12.
   const nlohmann::json j = memory_json(plan_memory(llama3_405b()));
