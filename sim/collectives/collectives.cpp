@@ -63,12 +63,11 @@ double hierarchical_time(Kind kind, int64_t gpus_per_node, int64_t nodes, double
   const bool reduce = kind == Kind::kAllReduce || kind == Kind::kReduceScatter;
   const bool gather = kind == Kind::kAllReduce || kind == Kind::kAllGather;
   // The inter-node ring per rail carries 1/g of the bytes; the intra-node parts share the NVLink.
-  const Kind across = kind;
   const int64_t parts = (reduce ? 1 : 0) + (gather ? 1 : 0);
   const double intra_bw = static_cast<double>(parts) * ring_edge_bytes(Kind::kAllGather, gpus_per_node, bytes) / intra.bandwidth_Bps;
-  const double inter_bw = ring_edge_bytes(across, nodes, bytes / g) / inter.bandwidth_Bps;
+  const double inter_bw = ring_edge_bytes(kind, nodes, bytes / g) / inter.bandwidth_Bps;
   const double latency = static_cast<double>(parts * ring_steps(Kind::kAllGather, gpus_per_node)) * intra.latency_s +
-                         static_cast<double>(ring_steps(across, nodes)) * inter.latency_s;
+                         static_cast<double>(ring_steps(kind, nodes)) * inter.latency_s;
   // Pipelined chunk by chunk (NCCL): the latencies add up, the busier link sets the bandwidth term.
   return latency + std::max(intra_bw, inter_bw);
 }

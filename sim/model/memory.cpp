@@ -281,7 +281,7 @@ std::vector<MemoryBreakdown> stages_memory(const ModelSpec& m, const ParallelSpe
   const std::vector<int64_t> layers = stage_layers(m, par);
   const StateBytesPerParam sb = state_bytes_per_param(train);
   // ZeRO shards over dp x cp, or over the shard group under hybrid sharding (ParallelSpec::shard_degree).
-  const int64_t shard_ranks = std::max<int64_t>(par.shard_degree > 0 ? par.shard_degree : par.dp * par.cp, 1);
+  const int64_t shard_ranks = std::max<int64_t>(par.shard_ranks(), 1);
 
   const double layer_params = (pc.attention + pc.mlp) / t + pc.norms;
   // A mixture-of-experts layer on one GPU: the part every data-parallel rank holds (attention,

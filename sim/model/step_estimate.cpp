@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "collectives/collectives.hpp"
 #include "model/compute.hpp"
@@ -29,40 +30,42 @@ ReplicaGroup replica_group(const ParallelSpec& par, const hardware::ClusterSpec&
   return g;
 }
 
-// Under hybrid sharding (ParallelSpec::shard_degree) the shard group is `shard_degree` consecutive
-// replicas (per_node of them a node) and each rank's share crosses the groups on a ring of one
-// member per group, per_node / shard_degree of them a node.
-int64_t across_per_node(const ParallelSpec& par, const ReplicaGroup& g) {
-  return std::max<int64_t>(1, g.per_node / par.shard_degree);
+// The NCCL calls one collective over the replicas makes: one over the whole group, or under hybrid
+// sharding (ParallelSpec::shard_degree) one within the shard group (`shard_degree` consecutive
+// replicas, per_node of them a node) and, for a reduce-scatter, the all-reduce of each rank's share
+// across the groups on a ring of one member per group (per_node / shard_degree of them a node).
+struct ReplicaCall {
+  Kind kind;
+  int64_t n;
+  int64_t per_node;
+  double bytes;
+};
+
+std::vector<ReplicaCall> replica_calls(Kind kind, double bytes, const ParallelSpec& par, const ReplicaGroup& g) {
+  if (!par.hybrid_shard() || kind == Kind::kAllReduce) return {{kind, g.size, g.per_node, bytes}};
+  const int64_t s = par.shard_degree;
+  std::vector<ReplicaCall> calls{{kind, s, std::min(g.per_node, s), bytes}};
+  if (kind == Kind::kReduceScatter) calls.push_back({Kind::kAllReduce, g.size / s, std::max<int64_t>(1, g.per_node / s), bytes / d(s)});
+  return calls;
 }
 
 double replica_collective(Kind kind, double bytes, const ParallelSpec& par, const hardware::ClusterSpec& cluster,
                           const Calibration& c) {
   const ReplicaGroup g = replica_group(par, cluster);
   if (g.size <= 1 || bytes <= 0) return 0;
-  if (!par.hybrid_shard() || kind == Kind::kAllReduce) return inter_collective_time_s(cluster, kind, g.size, g.per_node, bytes);
-  // Hybrid: the reduce-scatter or gather within the shard group; a reduce-scatter's shares then
-  // all-reduced across the groups (FSDP HYBRID_SHARD, Megatron-Core's optimizer instances).
-  const int64_t s = par.shard_degree;
-  const double within = inter_collective_time_s(cluster, kind, s, std::min(g.per_node, s), bytes);
-  if (kind == Kind::kAllGather) return within;
-  return within + inter_collective_time_s(cluster, Kind::kAllReduce, g.size / s, across_per_node(par, g), bytes / d(s));
-}
-
-// NCCL's ring latency of one such call (two calls under hybrid sharding's reduce-scatter).
-double replica_collective_latency(Kind kind, double bytes, const ParallelSpec& par, const hardware::ClusterSpec& cluster) {
-  const ReplicaGroup g = replica_group(par, cluster);
-  if (!par.hybrid_shard() || kind == Kind::kAllReduce) return net_call_cost(cluster, kind, g.size, g.per_node, bytes).latency_s;
-  const int64_t s = par.shard_degree;
-  const double within = net_call_cost(cluster, kind, s, std::min(g.per_node, s), bytes).latency_s;
-  if (kind == Kind::kAllGather) return within;
-  return within + net_call_cost(cluster, Kind::kAllReduce, g.size / s, across_per_node(par, g), bytes / d(s)).latency_s;
+  double t = 0;
+  for (const ReplicaCall& call : replica_calls(kind, bytes, par, g))
+    t += inter_collective_time_s(cluster, call.kind, call.n, call.per_node, call.bytes);
+  return t;
 }
 
 }  // namespace
 
 double dp_call_latency_s(Kind kind, double bytes, const ParallelSpec& par, const hardware::ClusterSpec& cluster) {
-  return replica_collective_latency(kind, bytes, par, cluster);
+  double t = 0;  // every call's (replica_calls)
+  for (const ReplicaCall& call : replica_calls(kind, bytes, par, replica_group(par, cluster)))
+    t += net_call_cost(cluster, call.kind, call.n, call.per_node, call.bytes).latency_s;
+  return t;
 }
 
 double grad_reduce_time_s(double bytes, const ParallelSpec& par, const hardware::ClusterSpec& cluster) {
@@ -201,7 +204,7 @@ StepEstimate estimate_step(const StepCosts& costs, const ModelSpec& model, const
   double gather_latency = 0;  // the ZeRO 1/2 all-gather's share: it runs with the gather, not the reduction
   if (calls > 1 && g.size > 1 && par.zero <= 2) {
     const double b = grad_bytes / calls;
-    auto lat = [&](Kind k) { return replica_collective_latency(k, b, par, cluster); };
+    auto lat = [&](Kind k) { return dp_call_latency_s(k, b, par, cluster); };
     if (par.zero > 0) gather_latency = (calls - 1) * lat(Kind::kAllGather);
     per_step += (calls - 1) * (par.zero == 0 ? lat(Kind::kAllReduce) : lat(Kind::kReduceScatter)) + gather_latency;
   }

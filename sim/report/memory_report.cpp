@@ -343,7 +343,7 @@ std::string render_memory_table(const MemoryPlan& plan) {
   const model::StateBytesPerParam sb = model::state_bytes_per_param(t);
   // Hybrid sharding shards the dense states over its shard group; the routed experts' shard over
   // the expert-data-parallel ranks as before.
-  const int64_t shard = std::max<int64_t>(p.hybrid_shard() ? p.shard_degree : p.dp * p.cp, 1);
+  const int64_t shard = std::max<int64_t>(p.shard_ranks(), 1);
   const int64_t expert_shard = std::max<int64_t>(p.dp * p.cp / std::max<int64_t>(plan.parallel.ep, 1), 1);
   auto sharded = [&](bool is) {
     if (!is) return std::string();
