@@ -40,6 +40,13 @@ constexpr double kLossBackwardBytes = 8;
 constexpr double kSoftmaxDropoutBytes = 9;
 constexpr double kSoftmaxDropoutBackwardBytes = 11;
 
+// Bytes per element of one norm's forward: RMSNorm (the SwiGLU models) in eager PyTorch runs
+// one kernel per operator (cost_tables.yaml elementwise.rmsnorm_eager); a fused kernel, and
+// LayerNorm (one ATen kernel even in eager mode), read and write once.
+double layer_norm_bytes(const ModelSpec& model, const TrainingSpec& train) {
+  return train.eager_norm && model.ffn == Ffn::kSwiglu ? elementwise_cost_data().rmsnorm_eager : kNormBytes;
+}
+
 // 16-bit precision used by the attention core and non-GEMM work: fp8 keeps attention in bf16.
 Precision attention_precision(Precision p) { return p == Precision::kFp8 ? Precision::kBf16 : p; }
 
@@ -343,6 +350,8 @@ LayerTime layer_time(const ModelSpec& model, const ParallelSpec& par, const Trai
   const double h = d(model.hidden);
   const double f = d(model.ffn_hidden > 0 ? model.ffn_hidden : 4 * model.hidden);
   const bool swiglu = model.ffn == Ffn::kSwiglu;
+  const double norm_bytes = layer_norm_bytes(model, train);
+  const double act_bytes = swiglu ? (train.eager_elementwise ? elementwise_cost_data().swiglu_eager : kSwigluBytes) : kGeluBytes;
 
   // Weight GEMMs (m, n, k): QKV and MLP-up are column-parallel, out-proj and MLP-down row-parallel.
   // A mixture-of-experts layer's MLP GEMMs are its shared experts' (one MLP of shared x the expert
@@ -408,7 +417,7 @@ LayerTime layer_time(const ModelSpec& model, const ParallelSpec& par, const Trai
     expert_fwd += gemm_time_s(gpu, prec, tokens, e_total, h, c);
     expert_bwd += gemm_time_s(gpu, prec, tokens, h, e_total, c) + gemm_time_s(gpu, prec, h, e_total, tokens, c);
     const double routed = k * routed_tokens * h * activation_bytes_per_value(prec);
-    routed_mem = 2 * 2 * routed + (swiglu ? kSwigluBytes : kGeluBytes) * k * routed_tokens * fe / et;  // permute + unpermute (read, write)
+    routed_mem = 2 * 2 * routed + act_bytes * k * routed_tokens * fe / et;  // permute + unpermute (read, write)
     // Dispatch and combine: each GPU's routed tokens (top_k copies of its tokens' hidden states) to
     // the ep ranks holding their experts and back, ranks tp x cp apart (Megatron-Core's order
     // tp-cp-ep-dp; expert_tp apart when folded: ParallelSpec::ep_stride): model::all_to_all_time_s. DeepEP: each token crosses to each other node holding
@@ -461,7 +470,14 @@ LayerTime layer_time(const ModelSpec& model, const ParallelSpec& par, const Trai
   // Memory-bound element-wise work; with sequence parallelism norms/dropout/residual are split by t.
   const double e_norm = par.sequence_parallel ? tokens * h / t : tokens * h;
   const double e_ffn = tokens * mlp_width / t;
-  double mem_bytes = 2 * kNormBytes * e_norm + 2 * kResidualBytes * e_norm + (swiglu ? kSwigluBytes : kGeluBytes) * e_ffn;
+  double mem_bytes = 2 * norm_bytes * e_norm + 2 * kResidualBytes * e_norm + act_bytes * e_ffn;
+  // Rotary embedding on this GPU's queries and keys (none with learned positions; MLA's decoupled
+  // rope dims are not counted).
+  const ElementwiseCostData& ew = elementwise_cost_data();
+  if (!model.learned_position_embedding && !model.is_mla())
+    mem_bytes += (train.eager_elementwise ? ew.rope_eager : ew.rope_fused) * tokens * (aw.q + aw.k) / t;
+  // Eager PyTorch copies the attention output back to token-major order for the output projection.
+  if (train.eager_elementwise) mem_bytes += ew.attention_layout_eager * tokens * aw.out / t;
   if (prec == Precision::kFp8) mem_bytes += kCastBytes * (2 * tokens * h + tokens * h / t + e_ffn);
   mem_bytes += routed_mem;
   const double mem_fwd = memory_time_s(gpu, mem_bytes, c);
@@ -552,14 +568,14 @@ LayerTime layer_time(const ModelSpec& model, const ParallelSpec& par, const Trai
 
   // Recompute modules: their forward work again in the backward, every layer.
   double modules = 0;
-  if (par.recompute_layernorm) modules += memory_time_s(gpu, 2 * kNormBytes * e_norm, c);
+  if (par.recompute_layernorm) modules += memory_time_s(gpu, 2 * norm_bytes * e_norm, c);
   if (par.recompute_mla_up_proj && model.is_mla()) {
     const double ql = d(model.mla.q_lora_rank), kl = d(model.mla.kv_lora_rank);
     const double up = (ql > 0 ? ql * aw.q : 0) + kl * d(model.heads) * d(model.mla.qk_nope_head_dim + model.mla.v_head_dim);
     modules += fwd_gemm[0] * up / aw.qkv_weights;
   }
   if (par.recompute_moe_act && experts)
-    modules += memory_time_s(gpu, (swiglu ? kSwigluBytes : kGeluBytes) * d(model.moe.top_k + model.moe.shared_experts) * tokens *
+    modules += memory_time_s(gpu, act_bytes * d(model.moe.top_k + model.moe.shared_experts) * tokens *
                                       d(model.moe.expert_ffn_hidden) / t, c);
   LayerTime lt;
   lt.attention_forward_s = attention_fwd;
@@ -625,9 +641,9 @@ EndTime output_time(const ModelSpec& model, const ParallelSpec& par, const Train
   const double dgrad = gemm_time_s(gpu, gemm_prec, tokens, h, v, c);
   const double wgrad = gemm_time_s(gpu, gemm_prec, h, v, tokens, c);
   e.forward_s = gemm_time_s(gpu, gemm_prec, tokens, v, h, c) +
-                memory_time_s(gpu, kLossForwardBytes * tokens * v + kNormBytes * tokens * h, c);
+                memory_time_s(gpu, kLossForwardBytes * tokens * v + layer_norm_bytes(model, train) * tokens * h, c);
   e.backward_s = dgrad + wgrad +
-                 memory_time_s(gpu, kLossBackwardBytes * tokens * v + kBackwardMemoryFactor * kNormBytes * tokens * h, c);
+                 memory_time_s(gpu, kLossBackwardBytes * tokens * v + kBackwardMemoryFactor * layer_norm_bytes(model, train) * tokens * h, c);
   if (par.tp > 1) {
     // Input of the column-parallel output layer: all-gathered under SP (exposed: the GEMM needs it),
     // its gradient reduce-scattered (all-reduced without SP) under the weight-gradient GEMM.

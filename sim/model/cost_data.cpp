@@ -89,6 +89,7 @@ IntraCollectiveData read_intra(const YAML::Node& n, const std::string& where) {
 struct Tables {
   std::map<std::string, GpuCostData> gpus;
   CollectiveCostData collectives;
+  ElementwiseCostData elementwise;
 };
 
 const Tables& tables() {
@@ -137,6 +138,15 @@ const Tables& tables() {
     cd.all_to_all_net = c["all_to_all"]["net"].as<double>();
     if (!(cd.all_to_all_nvlink > 0 && cd.all_to_all_nvlink <= 1 && cd.all_to_all_net > 0 && cd.all_to_all_net <= 1))
       bad("collectives.all_to_all.{nvlink,net} must be in (0, 1]");
+    const YAML::Node e = root["elementwise"];
+    ElementwiseCostData& ew = t.elementwise;
+    ew.rmsnorm_eager = e["rmsnorm_eager"].as<double>();
+    ew.rope_eager = e["rope_eager"].as<double>();
+    ew.rope_fused = e["rope_fused"].as<double>();
+    ew.swiglu_eager = e["swiglu_eager"].as<double>();
+    ew.attention_layout_eager = e["attention_layout_eager"].as<double>();
+    if (!(ew.rmsnorm_eager > 0 && ew.rope_eager > 0 && ew.rope_fused > 0 && ew.swiglu_eager > 0 && ew.attention_layout_eager > 0))
+      bad("elementwise.{rmsnorm_eager,rope_eager,rope_fused,swiglu_eager,attention_layout_eager} must be > 0");
     return t;
   }();
   return kTables;
@@ -243,5 +253,7 @@ const IntraCollectiveData& CollectiveCostData::intra(FabricKind f) const {
 }
 
 const CollectiveCostData& collective_cost_data() { return tables().collectives; }
+
+const ElementwiseCostData& elementwise_cost_data() { return tables().elementwise; }
 
 }  // namespace trainsim::model

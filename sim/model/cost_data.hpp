@@ -83,6 +83,18 @@ struct CollectiveCostData {
 
 const CollectiveCostData& collective_cost_data();
 
+// HBM bytes per element of element-wise kernels that depend on how the stack runs them
+// (cost_tables.yaml elementwise): eager PyTorch, one kernel per operator, or fused.
+struct ElementwiseCostData {
+  double rmsnorm_eager = 0;  // per element of the normalised tensor
+  double rope_eager = 0;     // per element of q and of k
+  double rope_fused = 0;
+  double swiglu_eager = 0;   // per element of the FFN width
+  double attention_layout_eager = 0;  // per element of the attention output (transpose + copy)
+};
+
+const ElementwiseCostData& elementwise_cost_data();
+
 // The embedded YAML texts (sim/hardware/data/kernels.yaml and cost_tables.yaml, at build time).
 const char* kernels_yaml();
 const char* cost_tables_yaml();

@@ -248,6 +248,15 @@ struct TrainingSpec {
   // product beside the kept fp32 output, 16 bytes per logit. training.cross_entropy: fused | torch.
   bool torch_cross_entropy = false;
   std::string attention_kernel;  // fused attention kernel: "fa2" | "fa3"; "" = what a current stack runs on the GPU
+  // Element-wise work (time only; cost_tables.yaml elementwise). Fused (the default: Megatron-Core /
+  // Transformer Engine, torch.compile): one kernel per norm, activation and rotary embedding.
+  // Eager (training.elementwise: eager): PyTorch eager mode, one kernel per operator as the Llama
+  // reference code writes them (RoPE through fp32 complex multiplies, silu then multiply).
+  // eager_norm (training.norm_kernel, default = elementwise): RMSNorm the same way (x.float(),
+  // pow, mean, rsqrt, multiply, cast, weight); a stack may run an eager model with a fused norm
+  // kernel (torchtitan's fused_rmsnorm). LayerNorm and GELU are single kernels either way.
+  bool eager_elementwise = false;
+  bool eager_norm = false;
 
   // Micro-batches per step per pipeline = global_batch / (dp * micro_batch).
   int64_t micro_batches(const ParallelSpec& p) const { return global_batch / (p.dp * p.micro_batch); }

@@ -278,7 +278,8 @@ TEST(ScenarioErrors, UnknownKeys) {
   EXPECT_EQ(error_of(kBase + "  colour: red\n"),
             "t.yaml:18:3: unknown key 'colour' in training (valid keys: precision, optimizer, global_batch, steps, "
             "total_tokens, offload, gpu_hour_price, fp32_main_grads, runtime_reserve, flash_attention, tp_comm_overlap, "
-            "attention_kernel, optimizer_state_precision, grad_reduce_fp32, fp8_stack, cross_entropy)");
+            "attention_kernel, optimizer_state_precision, grad_reduce_fp32, fp8_stack, cross_entropy, elementwise, "
+            "norm_kernel)");
   EXPECT_EQ(error_of(with("  nodes: 2", "  nodes: 2\n  intra_node:\n    bandwith: 1GBps")),
             "t.yaml:12:5: unknown key 'bandwith' in cluster.intra_node (did you mean 'bandwidth'?)");
   EXPECT_EQ(error_of(with("  layers: 24", "  layers: 24\n  layers: 25")), "t.yaml:4:3: duplicate key 'layers' in model (first at line 3)");
@@ -667,6 +668,22 @@ TEST(LoadScenario, DropoutAndFp8Stack) {
   EXPECT_TRUE(s.training.fp8_torchao);
   EXPECT_EQ(error_of(kBase + "  fp8_stack: apex\n"),
             "t.yaml:18:14: training.fp8_stack must be one of transformer-engine, torchao, got 'apex'");
+}
+
+// training.elementwise: eager | fused (default fused); training.norm_kernel follows it unless given
+// (torchtitan 2024: eager ops with its fused_rmsnorm Triton kernel).
+TEST(LoadScenario, ElementwiseAndNormKernel) {
+  const Scenario f = load_scenario_text(kBase, "t.yaml");
+  EXPECT_FALSE(f.training.eager_elementwise);
+  EXPECT_FALSE(f.training.eager_norm);
+  const Scenario e = load_scenario_text(kBase + "  elementwise: eager\n", "t.yaml");
+  EXPECT_TRUE(e.training.eager_elementwise);
+  EXPECT_TRUE(e.training.eager_norm);
+  const Scenario n = load_scenario_text(kBase + "  elementwise: eager\n  norm_kernel: fused\n", "t.yaml");
+  EXPECT_TRUE(n.training.eager_elementwise);
+  EXPECT_FALSE(n.training.eager_norm);
+  EXPECT_EQ(error_of(kBase + "  elementwise: compiled\n"),
+            "t.yaml:18:16: training.elementwise must be one of fused, eager, got 'compiled'");
 }
 
 TEST(ScenarioErrors, LayersPerStage) {

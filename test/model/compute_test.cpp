@@ -369,5 +369,35 @@ TEST(LayerTime, OlderAttentionKernelsCostTheirMeasuredThroughput) {
   EXPECT_GT(b.backward_s, a.backward_s);
 }
 
+// training.elementwise: eager runs a Llama layer's element-wise work one PyTorch kernel per
+// operator (cost_tables.yaml elementwise, bytes per element counted from the reference code):
+// per token, two RMSNorms at 36 bytes per element instead of 4, RoPE on q and k at 20 instead of 4,
+// SwiGLU at 10 per FFN element instead of 6, and the attention output's layout copy (4 per
+// element). Llama 3 8B (h 4096, GQA: q + k = 4096 + 1024, FFN 14336), 8,192 tokens, on one H100:
+// 8192 x (2 x 32 x 4096 + 16 x 5120 + 4 x 14336 + 4 x 4096) = 3.42 GB more through HBM in the
+// forward, twice that in the backward, at 3.35 TB/s x 0.90. GEMMs and attention are unchanged.
+TEST(LayerTime, EagerElementwiseCostsTheKernelsItRunsOneByOne) {
+  const ModelSpec m = *find_model_preset("llama3-8b");
+  ParallelSpec p;
+  TrainingSpec fused, eager, eager_fused_norm;
+  eager.eager_elementwise = eager.eager_norm = true;
+  eager_fused_norm.eager_elementwise = true;  // torchtitan's fused_rmsnorm
+  const hardware::ClusterSpec cl = h100_cluster();
+  const LayerTime a = layer_time(m, p, fused, cl), b = layer_time(m, p, eager, cl), c = layer_time(m, p, eager_fused_norm, cl);
+  const double tokens = 8192;
+  const double extra = tokens * (2 * 32 * 4096.0 + 16 * 5120.0 + 4 * 14336.0 + 4 * 4096.0);
+  EXPECT_NEAR(extra, 3.42e9, 0.01e9);
+  const double bw = 3.35e12 * 0.90;
+  EXPECT_NEAR(b.forward_s - a.forward_s, extra / bw, 1e-3 * extra / bw);
+  EXPECT_NEAR(b.backward_s - a.backward_s, 2 * extra / bw, 1e-3 * extra / bw);
+  EXPECT_DOUBLE_EQ(b.attention_forward_s, a.attention_forward_s);
+  // A fused norm kernel takes the norms' share back: 2 x 32 bytes per element of h.
+  EXPECT_NEAR(b.forward_s - c.forward_s, tokens * 2 * 32 * 4096.0 / bw, 1e-3 * extra / bw);
+  // GPT-style layers (LayerNorm, GELU, learned positions) run single kernels either way.
+  const ModelSpec gpt = *find_model_preset("gpt3-175b");
+  EXPECT_NEAR(layer_time(gpt, p, eager, cl).forward_s - layer_time(gpt, p, fused, cl).forward_s,
+              2048 * 4.0 * 12288 / bw, 1e-9);  // the layout copy only
+}
+
 }  // namespace
 }  // namespace trainsim::model

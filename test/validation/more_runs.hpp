@@ -187,6 +187,7 @@ inline std::string family(const YAML::Node& source) {
   if (contains(p, "FP8-LM")) return "fp8-lm";
   if (contains(p, "nanotron")) return "nanotron";
   if (contains(p, "InternLM")) return "internlm";
+  if (contains(p, "Maximizing training throughput using PyTorch FSDP") || contains(p, "fms-fsdp README")) return "ibm-fsdp";
   return "";
 }
 
@@ -323,7 +324,7 @@ inline std::vector<MoreRun> load_more_runs(const std::string& path, std::vector<
     r.model.vocab = static_cast<int64_t>(leading_number(m["vocab"]).value_or(0));
     r.model.ffn_hidden = static_cast<int64_t>(number(m["ffn_hidden"]).value_or(0));
     r.model.tied_embeddings = more_detail::flag(m["tied_embeddings"]);
-    const bool llama_like = fam == "llama3" || fam == "torchtitan" || fam == "nanotron" || fam == "olmo-core" || fam == "internlm";
+    const bool llama_like = fam == "llama3" || fam == "torchtitan" || fam == "nanotron" || fam == "olmo-core" || fam == "internlm" || fam == "ibm-fsdp";
     if (llama_like) {
       r.model.ffn = model::Ffn::kSwiglu;
       if (r.model.vocab == 0 || r.model.ffn_hidden == 0) detail::fill_llama(r.model, arch);
@@ -372,6 +373,10 @@ inline std::vector<MoreRun> load_more_runs(const std::string& path, std::vector<
       nics = 4;
       nic_gbps = 100;
     }
+    if (fam == "ibm-fsdp") {  // "400Gbps" (A100) / "800Gbps" (H100) inter-node, read per node, as 100 Gb/s NICs
+      nic_gbps = 100;
+      nics = contains(net, "800") ? 8 : 4;
+    }
     r.cluster.nics_per_node = nics;
     r.cluster.nic_bandwidth_Bps = nic_gbps * 1e9 / 8;
     r.cluster.intra_latency_s = 1e-6;
@@ -391,6 +396,7 @@ inline std::vector<MoreRun> load_more_runs(const std::string& path, std::vector<
     // Nemotron-4) the generation's default (cuDNN fused attention, FA3-class, on Hopper).
     if (fam == "nanotron" || fam == "torchtitan" || fam == "llama3") r.train.attention_kernel = "fa2";
     if (fam == "internlm") r.train.attention_kernel = "fa1";  // flash-attn 1.0.x (its third_party pin)
+    if (fam == "ibm-fsdp") r.train.attention_kernel = "fa2";  // "SDPA FlashAttention v2" (the blog)
     // llm-foundry: attn_impl triton (kernels.yaml fa1-for-triton) unless the row prints flash (the
     // 2024 large-scale table's sweep.py: flash-attn 2.4.2, FA2).
     if (fam == "llm-foundry") r.train.attention_kernel = contains(lower(text(par["attn_impl"])), "flash") ? "fa2" : "fa1";
@@ -469,6 +475,10 @@ inline std::vector<MoreRun> load_more_runs(const std::string& path, std::vector<
       r.par.overlap_grad_reduce = true;
       r.train.grad_reduce_fp32 = true;  // training.mixed_precision_reduce: default (and only choice) float32
       r.train.fp8_torchao = true;       // float8 through torchao's Float8Linear
+      // Eager PyTorch unless the row ran torch.compile; the norm as the row's train_configs toml
+      // sets norm_type (fused_rmsnorm: a Triton kernel; rmsnorm: eager ops).
+      r.train.eager_elementwise = !more_detail::flag(par["torch_compile"]);
+      r.train.eager_norm = r.train.eager_elementwise && !contains(text(par["norm_type"]), "fused");
       r.par.sequence_parallel = tp_gt1;
       r.train.tp_comm_overlap = more_detail::flag(par["async_tp"]);
     } else if (fam == "nemotron4" || fam == "megatron-lm-readme") {
@@ -503,6 +513,22 @@ inline std::vector<MoreRun> load_more_runs(const std::string& path, std::vector<
       r.par.shard_degree = 8;
       r.par.overlap_grad_reduce = true;
       r.par.overlap_param_gather = false;
+      r.train.grad_reduce_fp32 = false;
+      r.par.sequence_parallel = false;
+      r.train.tp_comm_overlap = false;
+    } else if (fam == "ibm-fsdp") {
+      r.train.eager_elementwise = !more_detail::flag(par["torch_compile"]);
+      r.train.eager_norm = r.train.eager_elementwise && contains(text(par["norm_type"]), "rmsnorm") &&
+                           !contains(text(par["norm_type"]), "fused");
+      // fms-fsdp at cf6e42c (main_training.py, train_utils.get_policies): FSDP1, bfSixteen
+      // (parameters and gradient reduction in bf16), limit_all_gathers, FSDP1's default
+      // BACKWARD_PRE prefetch; "fsdp" = FULL_SHARD, "hsdp" = HYBRID_SHARD (sharded within the
+      // 8-GPU node, replicated across nodes: README "HSDP", docs/train_details.md); activation
+      // checkpointing of every block (selective_checkpointing = 1) where the row prints "Yes".
+      r.par.recompute = printed_recompute;
+      r.par.zero = 3;
+      if (contains(zero_text, "HSDP")) r.par.shard_degree = r.cluster.gpus_per_node;
+      r.par.overlap_grad_reduce = true;
       r.train.grad_reduce_fp32 = false;
       r.par.sequence_parallel = false;
       r.train.tp_comm_overlap = false;

@@ -41,11 +41,11 @@ TEST(MoreRuns, LoadsTheUsableRowsAndSaysWhyTheOthersAreNot) {
   for (const auto& [fam, c] : by_family) std::printf("used %-20s %3d (unverified %d)\n", fam.c_str(), c.first, c.second);
   for (const std::string& s : skipped) std::printf("skipped %s\n", s.c_str());
   std::printf("used %zu, skipped %zu\n", runs.size(), skipped.size());
-  EXPECT_EQ(runs.size() + skipped.size(), 135u);
-  // 135 rows (22 of them InternLM's, 18 of them llm-foundry's 2024 large-scale H100 table): torchtitan's 15 Grand Teton H100 rows (no catalog GPU), nanotron's 20 multi-node rows
+  EXPECT_EQ(runs.size() + skipped.size(), 143u);
+  // 143 rows (22 of them InternLM's, 8 IBM's FSDP blog and fms-fsdp README, 18 llm-foundry's 2024 large-scale H100 table): torchtitan's 15 Grand Teton H100 rows (no catalog GPU), nanotron's 20 multi-node rows
   // (network not printed), 5 OLMo-core (GPU count not printed), 7 FP8-LM (batch not printed), 2
   // Megatron strong-scaling (tp/pp not printed), 1 nanotron 80B (TP16 across nodes) are skipped.
-  ASSERT_GE(runs.size(), 85u);
+  ASSERT_GE(runs.size(), 93u);
 
   for (const MoreRun& m : runs) {
     const PublishedRun& r = m.run;
@@ -203,6 +203,27 @@ TEST(MoreRuns, PinsParsedValuesOfThreeRows) {
     EXPECT_EQ(m->run.cluster.gpu.name, "a100-40gb");
     EXPECT_DOUBLE_EQ(m->run.cluster.nic_bandwidth_Bps, 200e9 / 8);  // 1600 Gbps per node = 8 x 200
     EXPECT_NEAR(m->run.measured_tflops, 0.3587 * 312, 1e-9);
+  }
+
+  // IBM's FSDP blog, Table 1, 7B on 128 A100 80GB: HSDP (FSDP1 HYBRID_SHARD: sharded within the
+  // 8-GPU node), batch 2 per GPU of 4,096 tokens (256 sequences, "1 million tokens per batch"),
+  // gradients reduced in bf16 (fms-fsdp bfSixteen), "400Gbps inter-node interconnect" per node =
+  // 4 x 100 Gb/s; 3,700 tokens/s per GPU x model FLOPs per token.
+  {
+    const MoreRun* m = find(runs, "ibmfsdp_a100_128gpu_l2_7b_bs2_noac");
+    ASSERT_NE(m, nullptr);
+    EXPECT_EQ(m->source_family, "ibm-fsdp");
+    EXPECT_EQ(m->run.cluster.gpu.name, "a100-80gb");
+    EXPECT_EQ(m->run.par.zero, 3);
+    EXPECT_EQ(m->run.par.shard_degree, 8);
+    EXPECT_EQ(m->run.par.dp, 128);
+    EXPECT_EQ(m->run.par.micro_batch, 2);
+    EXPECT_EQ(m->run.train.global_batch, 256);
+    EXPECT_FALSE(m->run.train.grad_reduce_fp32);
+    EXPECT_EQ(m->run.par.recompute, model::Recompute::kNone);
+    EXPECT_DOUBLE_EQ(static_cast<double>(m->run.cluster.nics_per_node) * m->run.cluster.nic_bandwidth_Bps, 400e9 / 8);
+    const double per_token = model::model_flops_per_step(m->run.model, 256) / (256.0 * 4096);
+    EXPECT_NEAR(m->run.measured_tflops, 3700 * per_token / 1e12, 1e-9);
   }
 }
 
