@@ -176,6 +176,25 @@ TEST(DiagnosisTest, HybridShardingIsOfferedWhereItSavesNetworkTime) {
   EXPECT_TRUE(ran);
 }
 
+// An eager PyTorch stack (training.elementwise: eager) is offered the fused kernels torch.compile
+// gives, and the engine's run of that suggestion is faster: the norms, rotary embedding and SwiGLU
+// move a fifth of the bytes (cost_tables.yaml elementwise).
+TEST(DiagnosisTest, FusedKernelsAreOfferedToAnEagerStack) {
+  const std::string args = scenario("llama2-7b-8gpu.yaml") + " --steps 3 --set training.elementwise=eager --advice 8";
+  const auto j = run_json(args);
+  const std::vector<std::string> sets = {"training.elementwise=fused", "training.norm_kernel=fused"};
+  bool ran = false;
+  for (const auto& r : j["advice_runs"])
+    if (r["sets"].get<std::vector<std::string>>() == sets) {
+      ran = true;
+      EXPECT_LT(r["step_time_s"].get<double>(), 0.97 * j["step_time_s"]["mean"].get<double>());
+    }
+  EXPECT_TRUE(ran) << j["advice_runs"].dump(1);
+  // A fused stack is not offered it.
+  const auto f = run_json(scenario("llama2-7b-8gpu.yaml") + " --steps 3 --advice 8");
+  for (const auto& r : f["advice_runs"]) EXPECT_NE(r["sets"].get<std::vector<std::string>>(), sets);
+}
+
 // The 405B report splits its stretch: pipeline bubble and the network's communication wait add up
 // to the whole (no contention or stragglers in the scenario); the console says which is the
 // network's. A shared fabric adds contention, measured against the same seed on a dedicated one.
