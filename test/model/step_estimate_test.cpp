@@ -9,6 +9,7 @@
 #include "hardware/gpu.hpp"
 #include "model/compute.hpp"
 #include "model/flops.hpp"
+#include "model/presets.hpp"
 
 namespace trainsim::model {
 namespace {
@@ -270,15 +271,7 @@ TEST(StepEstimate, DpSyncInsideOneNode) {
 // elementwise) predicts that step on an H100 SXM at 1.157x (the rows' 500 W Grand Teton H100 is not
 // in the catalog; the ratio is a property of the kernels, not of the peak).
 TEST(StepEstimate, EagerElementwiseCostsWhatTorchCompileSavedOnTorchtitan) {
-  ModelSpec m;
-  m.layers = 32;
-  m.hidden = 4096;
-  m.ffn_hidden = 14336;
-  m.heads = 32;
-  m.kv_heads = 8;
-  m.vocab = 128256;
-  m.seq_len = 8192;
-  m.ffn = Ffn::kSwiglu;
+  const ModelSpec m = *find_model_preset("llama3-8b");  // 32 x 4096, GQA 8, FFN 14336, seq 8192
   ParallelSpec p;
   p.dp = 128;
   p.zero = 3;
