@@ -350,8 +350,10 @@ LayerTime layer_time(const ModelSpec& model, const ParallelSpec& par, const Trai
   const double h = d(model.hidden);
   const double f = d(model.ffn_hidden > 0 ? model.ffn_hidden : 4 * model.hidden);
   const bool swiglu = model.ffn == Ffn::kSwiglu;
+  // Element-wise bytes per element as the stack runs the kernels (training.elementwise).
+  const ElementwiseCostData& ew = elementwise_cost_data();
   const double norm_bytes = layer_norm_bytes(model, train);
-  const double act_bytes = swiglu ? (train.eager_elementwise ? elementwise_cost_data().swiglu_eager : kSwigluBytes) : kGeluBytes;
+  const double act_bytes = swiglu ? (train.eager_elementwise ? ew.swiglu_eager : kSwigluBytes) : kGeluBytes;
 
   // Weight GEMMs (m, n, k): QKV and MLP-up are column-parallel, out-proj and MLP-down row-parallel.
   // A mixture-of-experts layer's MLP GEMMs are its shared experts' (one MLP of shared x the expert
@@ -473,7 +475,6 @@ LayerTime layer_time(const ModelSpec& model, const ParallelSpec& par, const Trai
   double mem_bytes = 2 * norm_bytes * e_norm + 2 * kResidualBytes * e_norm + act_bytes * e_ffn;
   // Rotary embedding on this GPU's queries and keys (none with learned positions; MLA's decoupled
   // rope dims are not counted).
-  const ElementwiseCostData& ew = elementwise_cost_data();
   if (!model.learned_position_embedding && !model.is_mla())
     mem_bytes += (train.eager_elementwise ? ew.rope_eager : ew.rope_fused) * tokens * (aw.q + aw.k) / t;
   // Eager PyTorch copies the attention output back to token-major order for the output projection.

@@ -8,8 +8,10 @@
 //    kernel the generation runs (FA2 on A100, FA3 / cuDNN on Hopper), against sequence length; causal
 //    (half the counted s^2 work executed, the papers' convention). Unfused: batched GEMMs from the
 //    table plus softmax/dropout passes over the s x s scores.
-//  - Memory-bound ops (norms, activation, dropout + residual, fp8 casts, loss, optimizer): bytes /
-//    (HBM * measured streaming efficiency).
+//  - Memory-bound ops (norms, activation, rotary embedding, dropout + residual, fp8 casts, loss,
+//    optimizer): bytes / (HBM * measured streaming efficiency), the bytes of one fused kernel per op
+//    or, in eager PyTorch (TrainingSpec::eager_elementwise), of one kernel per operator
+//    (cost_tables.yaml elementwise).
 //  - TP/SP communication is its own term (LayerTime::tp_comm_s, breakdown_s.tp_comm): each
 //    collective at the NCCL bus bandwidth measured on the node's fabric for its message size; on a
 //    PCIe bridge every GPU of the node shares it at the same moment. Overlap as the stacks do it:
