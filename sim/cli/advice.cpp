@@ -56,9 +56,9 @@ std::vector<AdviceCandidate> candidates(const config::Scenario& sc) {
     add("states sharded within the node (hybrid, " + str(per_node) + " ranks a shard group)", {"parallelism.shard_degree=" + str(per_node)});
   if (p.hybrid_shard()) add("states sharded over all " + str(replicas) + " replicas", {"parallelism.shard_degree=0"});
   if (p.tp > 1 && !t.tp_comm_overlap) add("TP communication overlapped with the GEMMs", {"training.tp_comm_overlap=true"});
-  if (t.eager_elementwise || t.eager_norm)
+  if (t.eager_elementwise || t.eager_norm || t.eager_activation)
     add("fused element-wise kernels (torch.compile, or fused norm / rotary / activation kernels)",
-        {"training.elementwise=fused", "training.norm_kernel=fused"});
+        {"training.elementwise=fused", "training.norm_kernel=fused", "training.activation_kernel=fused"});
   if (p.tp > 1 && !p.sequence_parallel) add("sequence parallelism", {"parallelism.sequence_parallel=true"});
   // Layout: trade a factor of two between model and data parallelism on the same GPUs.
   if (p.tp > 1) add("tp " + str(p.tp / 2) + ", dp " + str(p.dp * 2), {"parallelism.tp=" + str(p.tp / 2), "parallelism.dp=" + str(p.dp * 2)});

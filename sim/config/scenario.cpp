@@ -20,6 +20,7 @@
 //   training.elementwise      fused | eager (default fused): element-wise kernels one per operator in
 //                             eager PyTorch, or fused (TrainingSpec::eager_elementwise)
 //   training.norm_kernel      fused | eager (default: as training.elementwise): RMSNorm the same way
+//   training.activation_kernel  fused | eager (default: as training.elementwise): SwiGLU the same way
 //   parallelism.defer_grad_reduce  bool (default false): ZeRO-2/3 gradients accumulated unsharded
 //       over the micro-batches and reduced after the last (torch.distributed.pipelining + FSDP2;
 //       model/spec.hpp ParallelSpec::defer_grad_reduce)
@@ -153,7 +154,7 @@ const std::vector<std::string> kTrainingKeys = {"precision",    "optimizer",    
                                                 "total_tokens", "offload",        "gpu_hour_price", "fp32_main_grads",
                                                 "runtime_reserve", "flash_attention", "tp_comm_overlap", "attention_kernel",
                                                 "optimizer_state_precision", "grad_reduce_fp32", "fp8_stack", "cross_entropy",
-                                                "elementwise", "norm_kernel"};
+                                                "elementwise", "norm_kernel", "activation_kernel"};
 const std::vector<std::string> kReliabilityKeys = {"preset",           "failures_per_gpu_hour", "categories",
                                                    "checkpoint_interval", "checkpoint_write",   "storage_bandwidth",
                                                    "restart"};
@@ -674,8 +675,9 @@ class Reader {
     if (auto f = get(b, "fp32_main_grads")) t.fp32_main_grads = detail::to_bool(*f);
     if (auto f = get(b, "cross_entropy")) t.torch_cross_entropy = choice(*f, {"fused", "torch"}, std::vector{false, true});
     if (auto f = get(b, "elementwise")) t.eager_elementwise = choice(*f, {"fused", "eager"}, std::vector{false, true});
-    t.eager_norm = t.eager_elementwise;
+    t.eager_norm = t.eager_activation = t.eager_elementwise;
     if (auto f = get(b, "norm_kernel")) t.eager_norm = choice(*f, {"fused", "eager"}, std::vector{false, true});
+    if (auto f = get(b, "activation_kernel")) t.eager_activation = choice(*f, {"fused", "eager"}, std::vector{false, true});
     if (auto f = get(b, "fp8_stack")) t.fp8_torchao = choice(*f, {"transformer-engine", "torchao"}, std::vector{false, true});
     if (auto f = get(b, "grad_reduce_fp32")) t.grad_reduce_fp32 = detail::to_bool(*f);
     if (auto f = get(b, "optimizer_state_precision"))

@@ -353,7 +353,7 @@ LayerTime layer_time(const ModelSpec& model, const ParallelSpec& par, const Trai
   // Element-wise bytes per element as the stack runs the kernels (training.elementwise).
   const ElementwiseCostData& ew = elementwise_cost_data();
   const double norm_bytes = layer_norm_bytes(model, train);
-  const double act_bytes = swiglu ? (train.eager_elementwise ? ew.swiglu_eager : kSwigluBytes) : kGeluBytes;
+  const double act_bytes = swiglu ? (train.eager_activation ? ew.swiglu_eager : kSwigluBytes) : kGeluBytes;
 
   // Weight GEMMs (m, n, k): QKV and MLP-up are column-parallel, out-proj and MLP-down row-parallel.
   // A mixture-of-experts layer's MLP GEMMs are its shared experts' (one MLP of shared x the expert

@@ -255,8 +255,11 @@ struct TrainingSpec {
   // eager_norm (training.norm_kernel, default = elementwise): RMSNorm the same way (x.float(),
   // pow, mean, rsqrt, multiply, cast, weight); a stack may run an eager model with a fused norm
   // kernel (torchtitan's fused_rmsnorm). LayerNorm and GELU are single kernels either way.
+  // eager_activation (training.activation_kernel, default = elementwise): SwiGLU as silu then
+  // multiply, as stacks that fuse their norm and rotary kernels still run it (InternLM, nanotron).
   bool eager_elementwise = false;
   bool eager_norm = false;
+  bool eager_activation = false;
 
   // Micro-batches per step per pipeline = global_batch / (dp * micro_batch).
   int64_t micro_batches(const ParallelSpec& p) const { return global_batch / (p.dp * p.micro_batch); }

@@ -182,7 +182,8 @@ TEST(DiagnosisTest, HybridShardingIsOfferedWhereItSavesNetworkTime) {
 TEST(DiagnosisTest, FusedKernelsAreOfferedToAnEagerStack) {
   const std::string args = scenario("llama2-7b-8gpu.yaml") + " --steps 3 --set training.elementwise=eager --advice 8";
   const auto j = run_json(args);
-  const std::vector<std::string> sets = {"training.elementwise=fused", "training.norm_kernel=fused"};
+  const std::vector<std::string> sets = {"training.elementwise=fused", "training.norm_kernel=fused",
+                                         "training.activation_kernel=fused"};
   bool ran = false;
   for (const auto& r : j["advice_runs"])
     if (r["sets"].get<std::vector<std::string>>() == sets) {

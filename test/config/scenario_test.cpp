@@ -279,7 +279,7 @@ TEST(ScenarioErrors, UnknownKeys) {
             "t.yaml:18:3: unknown key 'colour' in training (valid keys: precision, optimizer, global_batch, steps, "
             "total_tokens, offload, gpu_hour_price, fp32_main_grads, runtime_reserve, flash_attention, tp_comm_overlap, "
             "attention_kernel, optimizer_state_precision, grad_reduce_fp32, fp8_stack, cross_entropy, elementwise, "
-            "norm_kernel)");
+            "norm_kernel, activation_kernel)");
   EXPECT_EQ(error_of(with("  nodes: 2", "  nodes: 2\n  intra_node:\n    bandwith: 1GBps")),
             "t.yaml:12:5: unknown key 'bandwith' in cluster.intra_node (did you mean 'bandwidth'?)");
   EXPECT_EQ(error_of(with("  layers: 24", "  layers: 24\n  layers: 25")), "t.yaml:4:3: duplicate key 'layers' in model (first at line 3)");
@@ -679,9 +679,13 @@ TEST(LoadScenario, ElementwiseAndNormKernel) {
   const Scenario e = load_scenario_text(kBase + "  elementwise: eager\n", "t.yaml");
   EXPECT_TRUE(e.training.eager_elementwise);
   EXPECT_TRUE(e.training.eager_norm);
+  EXPECT_TRUE(e.training.eager_activation);
   const Scenario n = load_scenario_text(kBase + "  elementwise: eager\n  norm_kernel: fused\n", "t.yaml");
   EXPECT_TRUE(n.training.eager_elementwise);
   EXPECT_FALSE(n.training.eager_norm);
+  const Scenario a = load_scenario_text(kBase + "  activation_kernel: eager\n", "t.yaml");
+  EXPECT_FALSE(a.training.eager_elementwise);
+  EXPECT_TRUE(a.training.eager_activation);
   EXPECT_EQ(error_of(kBase + "  elementwise: compiled\n"),
             "t.yaml:18:16: training.elementwise must be one of fused, eager, got 'compiled'");
 }

@@ -380,8 +380,10 @@ TEST(LayerTime, EagerElementwiseCostsTheKernelsItRunsOneByOne) {
   const ModelSpec m = *find_model_preset("llama3-8b");
   ParallelSpec p;
   TrainingSpec fused, eager, eager_fused_norm;
-  eager.eager_elementwise = eager.eager_norm = true;
-  eager_fused_norm.eager_elementwise = true;  // torchtitan's fused_rmsnorm
+  eager.eager_elementwise = eager.eager_norm = eager.eager_activation = true;
+  eager_fused_norm.eager_elementwise = eager_fused_norm.eager_activation = true;  // torchtitan's fused_rmsnorm
+  TrainingSpec eager_activation;  // InternLM, nanotron: fused norm and rotary, silu then multiply
+  eager_activation.eager_activation = true;
   const hardware::ClusterSpec cl = h100_cluster();
   const LayerTime a = layer_time(m, p, fused, cl), b = layer_time(m, p, eager, cl), c = layer_time(m, p, eager_fused_norm, cl);
   const double tokens = 8192;
@@ -393,6 +395,8 @@ TEST(LayerTime, EagerElementwiseCostsTheKernelsItRunsOneByOne) {
   EXPECT_DOUBLE_EQ(b.attention_forward_s, a.attention_forward_s);
   // A fused norm kernel takes the norms' share back: 2 x 32 bytes per element of h.
   EXPECT_NEAR(b.forward_s - c.forward_s, tokens * 2 * 32 * 4096.0 / bw, 1e-3 * extra / bw);
+  // The activation alone eager: 4 bytes per FFN element.
+  EXPECT_NEAR(layer_time(m, p, eager_activation, cl).forward_s - a.forward_s, tokens * 4 * 14336.0 / bw, 1e-3 * extra / bw);
   // GPT-style layers (LayerNorm, GELU, learned positions) run single kernels either way.
   const ModelSpec gpt = *find_model_preset("gpt3-175b");
   EXPECT_NEAR(layer_time(gpt, p, eager, cl).forward_s - layer_time(gpt, p, fused, cl).forward_s,

@@ -281,7 +281,7 @@ TEST(StepEstimate, EagerElementwiseCostsWhatTorchCompileSavedOnTorchtitan) {
   eager.global_batch = compiled.global_batch = 256;
   eager.grad_reduce_fp32 = compiled.grad_reduce_fp32 = true;
   eager.attention_kernel = compiled.attention_kernel = "fa2";
-  eager.eager_elementwise = eager.eager_norm = true;
+  eager.eager_elementwise = eager.eager_norm = eager.eager_activation = true;
   hardware::ClusterSpec cl;
   cl.gpu = *hardware::find_gpu("h100-sxm");
   cl.nodes = 16;

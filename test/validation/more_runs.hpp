@@ -88,7 +88,8 @@
 //    reshard_after_forward = False under PP) with the reduction deferred to the last backward
 //    (parallelism.defer_grad_reduce: torch.distributed.pipelining), with its per-micro-batch receive buffers and kept
 //    outputs (parallelism.pp_microbatch_buffers); sequence parallel when tp > 1 (its TP plan); TP comm
-//    overlap only when async_tp is true. micro_batch: without PP the local batch (no gradient
+//    overlap only when async_tp is true; element-wise kernels eager unless the row ran
+//    torch.compile, the norm as its toml's norm_type (fused_rmsnorm or eager rmsnorm). micro_batch: without PP the local batch (no gradient
 //    accumulation); with PP local batch / (pp * stages per rank) (torchtitan's default number of
 //    micro-batches = total stages).
 //  - nemotron4 (Megatron-LM / NeMo): squared-ReLU MLP (2 GEMMs, like gelu), ffn 4h (not printed),
@@ -102,7 +103,8 @@
 //  - nanotron v0.5: Llama-style (SwiGLU, dims, vocab and tied embeddings as printed); bf16; zero as
 //    printed ("ZeRO-1" -> 1, "ZeRO-0" -> 0), gradient reduce overlapped (bucketed DDP); sequence
 //    parallel when tp > 1 (tp_mode REDUCE_SCATTER); flash attention on; no TP comm overlap; no
-//    recompute (not printed).
+//    recompute (not printed); TritonRMSNorm and flash-attn's rotary kernel fused, SwiGLU as two
+//    eager kernels (training.activation_kernel: eager).
 //  - fp8-lm (Megatron-LM + TE / MS-AMP, late 2023): GPT (gelu, ffn as printed else 4h, RoPE), vocab
 //    50257 (GPT-2 BPE of the MS-AMP examples); fp8 when the row's precision starts "FP8"; zero 1
 //    (distributed optimizer of the example scripts), sequence parallel when tp > 1, flash attention
@@ -115,7 +117,11 @@
 //    gradients reduce-scattered within the node, each rank's eighth all-reduced across the nodes,
 //    the all-reduce's NIC bytes; the parameters gathered within the node) with
 //    overlap_param_gather false; FlashAttention 1 (the repo's pin, 1.0.8);
-//    recompute as printed; no TP. A validation-only source (validation_set.hpp).
+//    recompute as printed; no TP; SwiGLU as two eager kernels (apex RMSNorm and flash-attn's rotary
+//    fused). A validation-only source (validation_set.hpp).
+//  - ibm-fsdp (IBM's FSDP blog, fms-fsdp README): Llama-style, FSDP1 zero 3 (HSDP: shard_degree =
+//    the node), bf16 reduction, SDPA FA2; eager element-wise kernels (norm included) unless the row
+//    ran torch.compile; interconnect read per node as 100 Gb/s NICs. Validation only.
 //  - olmo-core: Llama-style (SwiGLU, dims as printed, vocab the printed 100278); HSDP is taken as
 //    zero 3 over all ranks (its shard group size is not printed; every row is skipped anyway: no
 //    GPU count), like FSDP; bf16 unless "fp8"; no recompute; flash attention on.
@@ -479,6 +485,7 @@ inline std::vector<MoreRun> load_more_runs(const std::string& path, std::vector<
       // sets norm_type (fused_rmsnorm: a Triton kernel; rmsnorm: eager ops).
       r.train.eager_elementwise = !more_detail::flag(par["torch_compile"]);
       r.train.eager_norm = r.train.eager_elementwise && !contains(text(par["norm_type"]), "fused");
+      r.train.eager_activation = r.train.eager_elementwise;
       r.par.sequence_parallel = tp_gt1;
       r.train.tp_comm_overlap = more_detail::flag(par["async_tp"]);
     } else if (fam == "nemotron4" || fam == "megatron-lm-readme") {
@@ -491,6 +498,9 @@ inline std::vector<MoreRun> load_more_runs(const std::string& path, std::vector<
     } else if (fam == "nanotron") {
       r.par.recompute = printed_recompute;
       r.par.zero = contains(zero_text, "ZeRO-1") ? 1 : 0;
+      // models/llama.py: TritonRMSNorm and flash-attn's rotary kernel, SwiGLU as
+      // `self.act(gate_states) * up_states` (GLUActivation): two eager kernels.
+      r.train.eager_activation = true;
       r.par.overlap_grad_reduce = true;
       r.par.sequence_parallel = tp_gt1;
       r.train.tp_comm_overlap = false;
@@ -511,6 +521,9 @@ inline std::vector<MoreRun> load_more_runs(const std::string& path, std::vector<
       // parameters gathered within the node, exposed (overlap_param_gather false).
       r.par.zero = 1;
       r.par.shard_degree = 8;
+      // modeling_internlm.py / linear.py at c18bec9: apex MixedFusedRMSNorm, flash-attn's rotary
+      // kernel, SwiGLU as `self.w3(F.silu(self.w1(x)) * self.w2(x))`: two eager kernels.
+      r.train.eager_activation = true;
       r.par.overlap_grad_reduce = true;
       r.par.overlap_param_gather = false;
       r.train.grad_reduce_fp32 = false;
@@ -518,6 +531,7 @@ inline std::vector<MoreRun> load_more_runs(const std::string& path, std::vector<
       r.train.tp_comm_overlap = false;
     } else if (fam == "ibm-fsdp") {
       r.train.eager_elementwise = !more_detail::flag(par["torch_compile"]);
+      r.train.eager_activation = r.train.eager_elementwise;
       r.train.eager_norm = r.train.eager_elementwise && contains(text(par["norm_type"]), "rmsnorm") &&
                            !contains(text(par["norm_type"]), "fused");
       // fms-fsdp at cf6e42c (main_training.py, train_utils.get_policies): FSDP1, bfSixteen
