@@ -209,6 +209,13 @@ inline std::optional<hardware::GpuSpec> gpu_for(const std::string& name) {
 
 inline std::string str(double v) { return std::to_string(static_cast<long long>(v)); }
 
+// The element-wise kernels of a PyTorch stack (torchtitan, fms-fsdp): eager unless the row ran
+// torch.compile; the norm as the row's norm_type names it (fused_rmsnorm: a Triton kernel).
+inline void eager_kernels_as_printed(const YAML::Node& par, model::TrainingSpec& t) {
+  t.eager_elementwise = t.eager_activation = !flag(par["torch_compile"]);
+  t.eager_norm = t.eager_elementwise && !contains(text(par["norm_type"]), "fused");
+}
+
 }  // namespace more_detail
 
 // The usable rows of more_runs.yaml, as scenarios. `skipped`, when given, receives "id: reason" for
@@ -481,11 +488,8 @@ inline std::vector<MoreRun> load_more_runs(const std::string& path, std::vector<
       r.par.overlap_grad_reduce = true;
       r.train.grad_reduce_fp32 = true;  // training.mixed_precision_reduce: default (and only choice) float32
       r.train.fp8_torchao = true;       // float8 through torchao's Float8Linear
-      // Eager PyTorch unless the row ran torch.compile; the norm as the row's train_configs toml
-      // sets norm_type (fused_rmsnorm: a Triton kernel; rmsnorm: eager ops).
-      r.train.eager_elementwise = !more_detail::flag(par["torch_compile"]);
-      r.train.eager_norm = r.train.eager_elementwise && !contains(text(par["norm_type"]), "fused");
-      r.train.eager_activation = r.train.eager_elementwise;
+      // The norm_type as the row's train_configs toml sets it.
+      more_detail::eager_kernels_as_printed(par, r.train);
       r.par.sequence_parallel = tp_gt1;
       r.train.tp_comm_overlap = more_detail::flag(par["async_tp"]);
     } else if (fam == "nemotron4" || fam == "megatron-lm-readme") {
@@ -530,10 +534,7 @@ inline std::vector<MoreRun> load_more_runs(const std::string& path, std::vector<
       r.par.sequence_parallel = false;
       r.train.tp_comm_overlap = false;
     } else if (fam == "ibm-fsdp") {
-      r.train.eager_elementwise = !more_detail::flag(par["torch_compile"]);
-      r.train.eager_activation = r.train.eager_elementwise;
-      r.train.eager_norm = r.train.eager_elementwise && contains(text(par["norm_type"]), "rmsnorm") &&
-                           !contains(text(par["norm_type"]), "fused");
+      more_detail::eager_kernels_as_printed(par, r.train);
       // fms-fsdp at cf6e42c (main_training.py, train_utils.get_policies): FSDP1, bfSixteen
       // (parameters and gradient reduction in bf16), limit_all_gathers, FSDP1's default
       // BACKWARD_PRE prefetch; "fsdp" = FULL_SHARD, "hsdp" = HYBRID_SHARD (sharded within the
