@@ -641,10 +641,9 @@ EndTime output_time(const ModelSpec& model, const ParallelSpec& par, const Train
   EndTime e;
   const double dgrad = gemm_time_s(gpu, gemm_prec, tokens, h, v, c);
   const double wgrad = gemm_time_s(gpu, gemm_prec, h, v, tokens, c);
-  e.forward_s = gemm_time_s(gpu, gemm_prec, tokens, v, h, c) +
-                memory_time_s(gpu, kLossForwardBytes * tokens * v + layer_norm_bytes(model, train) * tokens * h, c);
-  e.backward_s = dgrad + wgrad +
-                 memory_time_s(gpu, kLossBackwardBytes * tokens * v + kBackwardMemoryFactor * layer_norm_bytes(model, train) * tokens * h, c);
+  const double norm_bytes = layer_norm_bytes(model, train) * tokens * h;  // the final norm
+  e.forward_s = gemm_time_s(gpu, gemm_prec, tokens, v, h, c) + memory_time_s(gpu, kLossForwardBytes * tokens * v + norm_bytes, c);
+  e.backward_s = dgrad + wgrad + memory_time_s(gpu, kLossBackwardBytes * tokens * v + kBackwardMemoryFactor * norm_bytes, c);
   if (par.tp > 1) {
     // Input of the column-parallel output layer: all-gathered under SP (exposed: the GEMM needs it),
     // its gradient reduce-scattered (all-reduced without SP) under the weight-gradient GEMM.
