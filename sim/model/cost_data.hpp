@@ -98,6 +98,7 @@ const ElementwiseCostData& elementwise_cost_data();
 // The embedded YAML texts (sim/hardware/data/kernels.yaml and cost_tables.yaml, at build time).
 const char* kernels_yaml();
 const char* cost_tables_yaml();
-const char* memory_yaml();  // sim/hardware/data/memory.yaml (model/memory_data.hpp)
+const char* memory_yaml();    // sim/hardware/data/memory.yaml (model/memory_data.hpp)
+const char* accuracy_yaml();  // sim/hardware/data/accuracy.yaml (model/accuracy.hpp)
 
 }  // namespace trainsim::model

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <map>
 
+#include "model/accuracy.hpp"
 #include "validation_set.hpp"
 
 namespace trainsim::validation {
@@ -78,6 +79,15 @@ TEST(Calibration, LeaveOneSourceOutAccuracy) {
               validation_only.mean_abs, validation_only.mean_signed, validation_only.max_abs);
   std::printf("leave-one-source-out rows %d: mean |error| %.2f%% (signed %+.2f%%, max %.1f%%)\n", all_loso.rows,
               all_loso.mean_abs, all_loso.mean_signed, all_loso.max_abs);
+  std::printf("leave-one-source-out signed error: 5th percentile %+.2f%%, 95th %+.2f%%\n", all_loso.quantile(0.05),
+              all_loso.quantile(0.95));
+  // sim/hardware/data/accuracy.yaml ships this printout to every report (model/accuracy.hpp): it
+  // must be what the model gives now.
+  const model::ErrorBand& shipped = model::model_accuracy().step_time;
+  EXPECT_EQ(shipped.rows, all_loso.rows) << "update sim/hardware/data/accuracy.yaml step_time";
+  EXPECT_NEAR(shipped.mean_abs_pct, all_loso.mean_abs, 0.006) << "update sim/hardware/data/accuracy.yaml step_time";
+  EXPECT_NEAR(shipped.p05_pct, all_loso.quantile(0.05), 0.006) << "update sim/hardware/data/accuracy.yaml step_time";
+  EXPECT_NEAR(shipped.p95_pct, all_loso.quantile(0.95), 0.006) << "update sim/hardware/data/accuracy.yaml step_time";
   // Issue 13 asks for a leave-one-source-out mean |error| <= 5%, no row beyond 15% and a mean signed
   // error within +-2%. Met: the bias (-0.3%). Not yet: the mean (6.0% over 124 rows; the IBM FSDP
   // blog's 8 validation-only rows 7.6%; InternLM's and nanotron's SwiGLU costed as the two eager
@@ -100,6 +110,35 @@ TEST(Calibration, LeaveOneSourceOutAccuracy) {
   EXPECT_LE(all_loso.max_abs, 29.5);
   EXPECT_LE(std::fabs(all_loso.mean_signed), 2.0);
   EXPECT_LE(held.mean_abs, 5.65);
+}
+
+// The band a report prints (model::step_time_band) holds the measured step time of 90% of the
+// published runs, each predicted without its source: a throughput predicted e% high is a step
+// time (1 + e) times too short, so the band must widen the predicted step upward by the 95th
+// percentile. The wrong direction (dividing) would leave a different set of rows outside.
+TEST(Calibration, TheReportedBandHoldsNinetyPercentOfMeasuredSteps) {
+  const auto rows = validation_rows();
+  std::map<std::string, model::Calibration> loso;
+  for (const Row& r : rows)
+    if (!loso.count(r.family))
+      loso[r.family] = fit(rows, [&](const Row& x) { return !x.held_out && x.family != r.family; });
+  int inside = 0, below = 0, above = 0;
+  for (const Row& r : rows) {
+    const PublishedRun& run = r.run;
+    const model::Calibration& c = loso[r.family];
+    const model::StepCosts costs = model::compute_step_costs(run.model, run.par, run.train, run.cluster, c);
+    const double predicted_s = model::estimate_step(costs, run.model, run.par, run.train, run.cluster, c).step_s;
+    const double measured_s = predicted_s * predict_tflops(run, c) / run.measured_tflops;
+    const model::Range band = model::step_time_band(predicted_s);
+    if (measured_s < band.low * (1 - 1e-9)) ++below;
+    else if (measured_s > band.high * (1 + 1e-9)) ++above;
+    else ++inside;
+  }
+  std::printf("measured step inside the band: %d of %zu (below %d, above %d)\n", inside, rows.size(), below, above);
+  // 5% of 124 below and above: 6.2 each, the percentiles interpolated between rows.
+  EXPECT_GE(inside, 110);
+  EXPECT_LE(below, 7);
+  EXPECT_LE(above, 7);
 }
 
 // torch.compile's gain on the IBM runs (fms-fsdp README at ed74fd5 against the blog's eager rows,

@@ -13,7 +13,9 @@
 
 #include "hardware/gpu.hpp"
 #include "model/memory.hpp"
+#include "model/accuracy.hpp"
 #include "model/memory_data.hpp"
+#include "validation_set.hpp"
 
 namespace trainsim::validation {
 namespace {
@@ -132,6 +134,7 @@ TEST(MeasuredMemory, ReportAgainstEveryMeasuredPeak) {
   // recomputes). The bounds keep what is reached.
   double sum = 0;
   int n = 0, within = 0;
+  std::vector<double> errors;
   std::printf("%-52s %6s %9s %9s %7s\n", "id", "rc", "measured", "predicted", "error");
   for (const MeasuredRow& r : load_rows()) {
     const double pred = predicted_reserved(r) / kGiB;
@@ -139,13 +142,41 @@ TEST(MeasuredMemory, ReportAgainstEveryMeasuredPeak) {
     std::printf("%-52s %6s %8.1f  %8.1f  %+6.1f%%\n", r.id.c_str(), r.recompute.substr(0, 6).c_str(), r.measured_gib,
                 pred, err);
     sum += std::fabs(err);
+    errors.push_back(err);
     within += std::fabs(err) <= 10 ? 1 : 0;
     ++n;
   }
-  std::printf("rows %d: mean |error| %.1f%%, %d within 10%%\n", n, sum / n, within);
+  std::printf("rows %d: mean |error| %.1f%%, %d within 10%%, signed error 5th percentile %+.2f%%, 95th %+.2f%%\n", n,
+              sum / n, within, quantile(errors, 0.05), quantile(errors, 0.95));
   EXPECT_EQ(n, 32);
   EXPECT_LE(sum / n, 5.0);
   EXPECT_GE(within, 25);
+  // sim/hardware/data/accuracy.yaml ships this printout to every report: it must be what the model
+  // gives now.
+  const model::ErrorBand& shipped = model::model_accuracy().peak_memory;
+  EXPECT_EQ(shipped.rows, n) << "update sim/hardware/data/accuracy.yaml peak_memory";
+  EXPECT_NEAR(shipped.mean_abs_pct, sum / n, 0.051) << "update sim/hardware/data/accuracy.yaml peak_memory";
+  EXPECT_NEAR(shipped.p05_pct, quantile(errors, 0.05), 0.006) << "update sim/hardware/data/accuracy.yaml peak_memory";
+  EXPECT_NEAR(shipped.p95_pct, quantile(errors, 0.95), 0.006) << "update sim/hardware/data/accuracy.yaml peak_memory";
+}
+
+TEST(MeasuredMemory, TheReportedBandHoldsNinetyPercentOfMeasuredPeaks) {
+  // model::memory_band widens the allocator's part of a prediction by the measured error's 5th and
+  // 95th percentiles (a prediction e% high: the measured peak is the predicted / (1 + e)); the
+  // CUDA context and NCCL buffers, which the published peaks do not include, are added to them.
+  int inside = 0;
+  for (const MeasuredRow& r : load_rows()) {
+    const model::MemoryBreakdown mb = model::memory_per_gpu(r.model, r.par, r.train, r.cluster);
+    const double measured = r.measured_gib * kGiB + mb.reserve.cuda_context + mb.reserve.nccl;
+    const model::Range band = model::memory_band(mb);
+    ASSERT_LT(band.low, mb.total()) << r.id;
+    ASSERT_GT(band.high, mb.total()) << r.id;
+    inside += measured >= band.low * (1 - 1e-9) && measured <= band.high * (1 + 1e-9);
+  }
+  std::printf("measured peak inside the band: %d of 32\n", inside);
+  // 90% of 32 = 28.8, the percentiles interpolated between rows: 28 (outside: the two 405B pipeline
+  // rows under-predicted by 14% and 17%, two B200 rows over-predicted by 10.6% and 11.7%).
+  EXPECT_GE(inside, 28);
 }
 
 }  // namespace

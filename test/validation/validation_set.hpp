@@ -109,15 +109,28 @@ model::Calibration fit(const std::vector<Row>& rows, Use use, double* best_mean 
   return best;
 }
 
+// The q-quantile (0..1) of `v`, linear between order statistics (as report::stats_of).
+// REQUIRES: v not empty.
+inline double quantile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  const double pos = q * static_cast<double>(v.size() - 1);
+  const size_t lo = static_cast<size_t>(pos);
+  const size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (pos - static_cast<double>(lo)) * (v[hi] - v[lo]);
+}
+
 struct Accuracy {
   double mean_abs = 0, mean_signed = 0, max_abs = 0;
   int rows = 0;
+  std::vector<double> signed_errors;
   void add(double e) {
     mean_abs += std::fabs(e);
     mean_signed += e;
     max_abs = std::max(max_abs, std::fabs(e));
+    signed_errors.push_back(e);
     ++rows;
   }
+  double quantile(double q) const;
   void finish() {
     if (rows > 0) {
       mean_abs /= rows;
@@ -125,5 +138,7 @@ struct Accuracy {
     }
   }
 };
+
+inline double Accuracy::quantile(double q) const { return validation::quantile(signed_errors, q); }
 
 }  // namespace trainsim::validation
