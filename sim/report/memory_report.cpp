@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "hardware/gpu.hpp"
+#include "model/accuracy.hpp"
 #include "model/compute.hpp"
 #include "model/memory_data.hpp"
 #include "model/transformer.hpp"
@@ -418,6 +419,7 @@ std::string render_memory_table(const MemoryPlan& plan) {
   } else {
     os << "  DOES NOT FIT: " << gb(total - plan.capacity_bytes) << " GB over capacity\n";
   }
+  os << memory_band_line(mb, plan.capacity_bytes, "  ", 12);
   if (plan.largest_micro_batch > 0)
     os << "  largest micro-batch that fits: " << plan.largest_micro_batch << "\n";
   else
@@ -469,6 +471,49 @@ nlohmann::json memory_breakdown_json(const model::MemoryBreakdown& mb) {
   return b;
 }
 
+nlohmann::json accuracy_json(double step_s, double days, const model::MemoryBreakdown& mb, double capacity_bytes) {
+  const model::ModelAccuracy& a = model::model_accuracy();
+  auto band = [](const model::ErrorBand& b) {
+    return nlohmann::json{{"basis", b.basis},
+                          {"runs", b.rows},
+                          {"mean_abs_error_pct", b.mean_abs_pct},
+                          {"p05_error_pct", b.p05_pct},
+                          {"p95_error_pct", b.p95_pct}};
+  };
+  nlohmann::json j;
+  if (step_s > 0) {
+    const model::Range r = model::step_time_band(step_s);
+    j["step_time"] = band(a.step_time);
+    j["step_time"]["low_s"] = r.low;
+    j["step_time"]["high_s"] = r.high;
+    if (days > 0) {
+      const model::Range d = model::step_time_band(days);
+      j["days"] = {{"low", d.low}, {"high", d.high}};
+    }
+  }
+  const model::Range m = model::memory_band(mb);
+  j["memory"] = band(a.peak_memory);
+  j["memory"]["low_bytes"] = m.low;
+  j["memory"]["high_bytes"] = m.high;
+  j["memory"]["capacity_inside"] = m.low <= capacity_bytes && capacity_bytes <= m.high;
+  return j;
+}
+
+std::string memory_band_line(const model::MemoryBreakdown& mb, double capacity_bytes, const std::string& indent,
+                             int label_width) {
+  const model::Range m = model::memory_band(mb);
+  char head[96];
+  std::snprintf(head, sizeof head, "%-*s ", label_width, "error band (90%)");
+  std::string line = indent + head + gb(m.low) + " - " + gb(m.high) + " GB  (" +
+                     model::model_accuracy().peak_memory.basis + ")\n";
+  if (m.low <= capacity_bytes && capacity_bytes <= m.high)
+    line += indent + "the capacity lies inside the band: " +
+            (mb.total() <= capacity_bytes ? std::string("fits, but by less than the model's error")
+                                          : std::string("does not fit, but by less than the model's error")) +
+            "\n";
+  return line;
+}
+
 nlohmann::json memory_json(const MemoryPlan& plan) {
   const model::MemoryBreakdown& mb = plan.breakdown;
   nlohmann::json j;
@@ -501,6 +546,7 @@ nlohmann::json memory_json(const MemoryPlan& plan) {
   mem["offload_to"] = model::to_string(mb.offload_to);
   mem["offloaded_activation_bytes"] = mb.offloaded_activation_bytes;
   mem["largest_micro_batch"] = plan.largest_micro_batch;
+  j["accuracy"] = accuracy_json(0, 0, mb, plan.capacity_bytes);
   for (const WeightsOnly& w : plan.weights_only) {
     j["min_gpus_for_weights"][w.precision] = w.gpus;
     j["min_gpus_for_weights_with_reserve"][w.precision] = w.gpus_with_reserve;

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "hardware/cluster.hpp"
+#include "model/accuracy.hpp"
 #include "model/memory_data.hpp"
 #include "model/transformer.hpp"
 #include "report/memory_report.hpp"
@@ -287,6 +288,7 @@ nlohmann::json to_json(const RunSummary& s) {
   j["tokens_per_s"] = s.tokens_per_s;
   j["tflops_per_gpu"] = s.tflops_per_gpu;
   j["mfu"] = s.mfu;
+  j["accuracy"] = accuracy_json(s.step_time.mean, s.projection.days, s.memory, s.capacity_bytes);
   j["breakdown_s"] = {{"compute", s.compute_s},
                       {"tp_comm", s.tp_comm_s},
                       {"exposed_comm", s.exposed_comm_s},
@@ -378,6 +380,9 @@ std::string console_table(const RunSummary& s) {
   row("tokens/s", fmt("%.0f", s.tokens_per_s));
   row("TFLOP/s per GPU (model)", fmt("%.1f", s.tflops_per_gpu));
   row("MFU", pct(s.mfu));
+  const model::Range step_band = model::step_time_band(s.step_time.mean);
+  row("error band (90%)", util::format_duration(step_band.low) + " - " + util::format_duration(step_band.high) +
+                              " per step  (" + model::model_accuracy().step_time.basis + ")");
   o << "\n  where a step goes (critical stage)\n";
   auto part = [&](const char* label, double v) {
     std::snprintf(buf, sizeof buf, "    %-24s %12s  %6s\n", label, util::format_duration(v).c_str(), pct(v / step).c_str());
@@ -402,9 +407,11 @@ std::string console_table(const RunSummary& s) {
   std::snprintf(buf, sizeof buf, "    %-24s %12s of %s  %s\n", "total", util::format_bytes(s.memory.total()).c_str(),
                 util::format_bytes(s.capacity_bytes).c_str(), s.memory.total() <= s.capacity_bytes ? "fits" : "DOES NOT FIT");
   o << buf;
+  o << memory_band_line(s.memory, s.capacity_bytes, "    ", 24);
   const auto& p = s.projection;
   o << "\n  whole run (" << fmt("%.0f", p.total_steps) << " steps)\n";
-  row("  days", fmt("%.2f", p.days));
+  const model::Range days_band = model::step_time_band(p.days);
+  row("  days", fmt("%.2f", p.days) + "   error band (90%) " + fmt("%.1f", days_band.low) + fmt(" - %.1f", days_band.high));
   row("  days without sync wait", fmt("%.2f", p.days_without_sync_wait));
   row("  stretch from sync wait", fmt("%.2f days", p.stretch_days));
   {

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "hardware/gpu.hpp"
+#include "model/accuracy.hpp"
 #include "model/transformer.hpp"
 #include "util/error.hpp"
 
@@ -108,6 +109,29 @@ TEST(MemoryReport, JsonKeysAndValuesForAKnownCase) {
     EXPECT_EQ(j["min_gpus_for_weights_with_reserve"][prec], 1) << prec;
   }
   EXPECT_TRUE(j["suggestions"].empty());
+  // The error band (model/accuracy.hpp): with training.runtime_reserve given as one lump nothing is
+  // outside the allocator, so the whole 43.29 GB is divided by (1 + e) for e at the 95th and the 5th
+  // percentile of the published peaks' error; 85.9 GB lies far above it.
+  const model::ErrorBand& e = model::model_accuracy().peak_memory;
+  const nlohmann::json& acc = j["accuracy"]["memory"];
+  EXPECT_DOUBLE_EQ(acc["low_bytes"].get<double>(), total / (1 + e.p95_pct / 100));
+  EXPECT_DOUBLE_EQ(acc["high_bytes"].get<double>(), total / (1 + e.p05_pct / 100));
+  EXPECT_EQ(acc["runs"], e.rows);
+  EXPECT_EQ(acc["capacity_inside"], false);
+  EXPECT_FALSE(j["accuracy"].contains("step_time"));  // the memory command predicts no step
+}
+
+// A verdict closer to the capacity than the model's error says so: Llama 3 405B on 16K H100s
+// (Meta's layout, 80.1 of 85.5 GB) is predicted to fit, and the published peaks have been up to
+// 11% above a prediction: the table says the margin is within the model's error.
+TEST(MemoryReport, AMarginInsideTheErrorBandIsNamed) {
+  const MemoryPlan plan = plan_memory(config::load_scenario(std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/llama3-405b-16k.yaml"));
+  ASSERT_TRUE(plan.fits);
+  const std::string table = render_memory_table(plan);
+  EXPECT_NE(table.find("error band (90%)"), std::string::npos) << table;
+  EXPECT_NE(table.find("the capacity lies inside the band: fits, but by less than the model's error"), std::string::npos)
+      << table;
+  EXPECT_EQ(memory_json(plan)["accuracy"]["memory"]["capacity_inside"], true);
 }
 
 // Hybrid sharding in the table: the layout line names the shard groups and the optimizer row the

@@ -4,6 +4,8 @@
 
 #include <sstream>
 
+#include "model/accuracy.hpp"
+
 namespace trainsim::report {
 namespace {
 
@@ -162,6 +164,25 @@ TEST(RunReportTest, JsonHasTheContractKeys) {
     ASSERT_TRUE(j["bottleneck_savings_s"].contains(k)) << k;
     EXPECT_GE(j["bottleneck_savings_s"][k].get<double>(), 0) << k;
   }
+}
+
+// The published runs' error band beside the prediction (model/accuracy.hpp): mean step 2 s and
+// 61,035,157 steps (ProjectionIsStepsTimesMeanStep) become 2 (1 + p05) .. 2 (1 + p95) s and the
+// days the same way, in the JSON and on the console.
+TEST(RunReportTest, ErrorBandBesideStepTimeAndDays) {
+  const auto s = summarize(scenario(), costs(), run_of({1.0, 2.0, 3.0}), 1);
+  const auto j = to_json(s);
+  const model::ErrorBand& e = model::model_accuracy().step_time;
+  EXPECT_DOUBLE_EQ(j["accuracy"]["step_time"]["low_s"].get<double>(), 2.0 * (1 + e.p05_pct / 100));
+  EXPECT_DOUBLE_EQ(j["accuracy"]["step_time"]["high_s"].get<double>(), 2.0 * (1 + e.p95_pct / 100));
+  EXPECT_EQ(j["accuracy"]["step_time"]["runs"], e.rows);
+  const double days = 61035157 * 2.0 / 86400;
+  EXPECT_NEAR(j["accuracy"]["days"]["low"].get<double>(), days * (1 + e.p05_pct / 100), 1e-3 * days);
+  EXPECT_NEAR(j["accuracy"]["days"]["high"].get<double>(), days * (1 + e.p95_pct / 100), 1e-3 * days);
+  EXPECT_TRUE(j["accuracy"]["memory"].contains("capacity_inside"));
+  const std::string table = console_table(s);
+  EXPECT_NE(table.find("error band (90%)"), std::string::npos) << table;
+  EXPECT_NE(table.find(e.basis), std::string::npos) << table;
 }
 
 TEST(RunReportTest, CsvHasOneRowPerStep) {
