@@ -19,6 +19,7 @@
 #include "cli/sweep_command.hpp"
 #include "config/scenario.hpp"
 #include "config/yaml_fields.hpp"
+#include "model/accuracy.hpp"
 #include "model/memory.hpp"
 #include "model/memory_data.hpp"
 #include "model/step_estimate.hpp"
@@ -32,6 +33,12 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 std::string str(int64_t v) { return std::to_string(v); }
+// "12.3%" (one decimal).
+std::string str_pct(double pct) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", pct);
+  return buf;
+}
 
 // One way to lay the model out on a cluster size.
 struct Layout {
@@ -430,6 +437,7 @@ int plan_command(const PlanOptions& options, const char* argv0) {
   for (const Simulated* s : ranked)
     if (!size_best.count(s->nodes)) size_best[s->nodes] = s;
   const Simulated* best = ranked.front();
+  const Simulated* within_error = nullptr;  // --objective gpus: meets the deadline at the band's upper end
   std::string best_why = opt.objective == "time" ? "the fastest simulated step" : "the fewest GPU-hours for the run";
   if (opt.objective == "gpus") {
     best = nullptr;
@@ -443,6 +451,14 @@ int plan_command(const PlanOptions& options, const char* argv0) {
       best = size_best.rbegin()->second;
       best_why = "no size meets the deadline of " + util::format_duration(opt.deadline_s) + "; the largest size's best";
     }
+    // The same choice at the upper end of the error band (model/accuracy.hpp: 95% of the
+    // published runs took no longer than predicted x (1 + p95)): the size to buy if the deadline
+    // must hold even then.
+    for (const auto& [nodes, s] : size_best)
+      if (model::step_time_band(s->days).high * 86400 <= opt.deadline_s) {
+        within_error = s;
+        break;
+      }
   }
 
   // Scaling across sizes: per-GPU throughput of each size's fastest layout against the smallest.
@@ -531,6 +547,13 @@ int plan_command(const PlanOptions& options, const char* argv0) {
     out["knee_nodes"] = knee;
   }
   if (opt.deadline_s > 0) out["deadline_days"] = opt.deadline_s / 86400;
+  if (opt.objective == "gpus") {
+    const model::ErrorBand& band = model::model_accuracy().step_time;
+    out["within_error"] = within_error == nullptr ? nlohmann::json(nullptr) : entry(*within_error);
+    if (within_error != nullptr) out["within_error"]["days_high"] = model::step_time_band(within_error->days).high;
+    out["within_error_reason"] = "the fewest GPUs whose best layout finishes within the deadline even " +
+                                 str_pct(band.p95_pct) + " slower than predicted (the " + band.basis + ": 95% took no longer)";
+  }
 
   std::FILE* console = opt.json_path == "-" ? stderr : stdout;
   std::fprintf(console, "trainsim plan: %s (%s), ranked by %s\n", base.name.c_str(), base.cluster.gpu.name.c_str(), what.c_str());
@@ -558,6 +581,22 @@ int plan_command(const PlanOptions& options, const char* argv0) {
   std::string sets_line;
   for (const auto& s : best->sets) sets_line += " --set " + s;
   std::fprintf(console, "  run it:   trainsim run %s%s\n", opt.scenario.c_str(), sets_line.c_str());
+  if (opt.objective == "gpus") {
+    const double p95 = model::model_accuracy().step_time.p95_pct;
+    if (within_error == nullptr)
+      std::fprintf(console, "  within the error band: no size meets the deadline if the run is %s slower than predicted "
+                            "(95%% of published runs were not)\n", str_pct(p95).c_str());
+    else if (within_error == best)
+      std::fprintf(console, "  within the error band: it meets the deadline even %s slower than predicted (%s; 95%% of "
+                            "published runs were not slower)\n", str_pct(p95).c_str(),
+                   util::format_duration(model::step_time_band(best->days).high * 86400).c_str());
+    else
+      std::fprintf(console, "  within the error band: %lld nodes (%s) meet the deadline even %s slower than predicted (%s); "
+                            "the best above would take %s (95%% of published runs were not slower)\n",
+                   static_cast<long long>(nodes_of(within_error->nodes)), describe(within_error->costed.layout).c_str(),
+                   str_pct(p95).c_str(), util::format_duration(model::step_time_band(within_error->days).high * 86400).c_str(),
+                   util::format_duration(model::step_time_band(best->days).high * 86400).c_str());
+  }
   for (const Simulated* s : ranked)
     if (s->costed.as_written && s != best)
       std::fprintf(console, "  the layout as written: %s, %+.1f%% against the best\n", util::format_duration(s->step_s).c_str(),

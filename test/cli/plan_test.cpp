@@ -8,6 +8,7 @@
 #include <string>
 
 #include "cli_test_util.hpp"
+#include "model/accuracy.hpp"
 
 namespace {
 
@@ -96,6 +97,19 @@ TEST(PlanTest, FewestGpusWithinADeadline) {
   const auto gpus = plan_json(base + " --objective gpus --deadline " + std::to_string(deadline_s) + "s");
   EXPECT_EQ(gpus["best"]["nodes"].get<int64_t>(), 2);
   EXPECT_LE(gpus["best"]["days"].get<double>() * 86400, deadline_s);
+  // Within the error band (model/accuracy.hpp): 2 nodes also meet it at the band's upper end, since
+  // the deadline is halfway to 1 node's time (d1 > 1.5 d2 > (1 + p95) d2).
+  const double high = 1 + trainsim::model::model_accuracy().step_time.p95_pct / 100;
+  ASSERT_LT(high * d2, (d1 + d2) / 2);
+  EXPECT_EQ(gpus["within_error"]["nodes"].get<int64_t>(), 2);
+  EXPECT_NEAR(gpus["within_error"]["days_high"].get<double>(), high * d2, 1e-9 * d2);
+  // A deadline 5% above 2 nodes' predicted time: 2 nodes meet it as predicted, not if the run is
+  // (1 + p95) slower; 4 nodes do (their days are below d2 / (1 + p95) x 1.05).
+  const double d4 = time["sizes"][2]["days"].get<double>();
+  ASSERT_LT(high * d4, 1.05 * d2);
+  const auto tight = plan_json(base + " --objective gpus --deadline " + std::to_string(1.05 * d2 * 86400) + "s");
+  EXPECT_EQ(tight["best"]["nodes"].get<int64_t>(), 2);
+  EXPECT_EQ(tight["within_error"]["nodes"].get<int64_t>(), 4);
   // Scaling efficiency of each size's fastest layout against 1 node's, in (0, 1.05].
   for (const auto& s : time["sizes"]) {
     EXPECT_GT(s["scaling_efficiency"].get<double>(), 0);
