@@ -18,6 +18,7 @@
 #include <string>
 
 #include "hardware/gpu.hpp"
+#include "model/accuracy.hpp"
 #include "model/compute.hpp"
 
 namespace {
@@ -87,6 +88,12 @@ TEST(VarianceTest, NoContentionGivesZeroVariance) {
   EXPECT_EQ(v["step_time_s"]["cv"].get<double>(), 0.0);
   EXPECT_EQ(v["step_time_s"]["mean"].get<double>(), mean_step(a));
   EXPECT_FALSE(v.contains("contention_share"));
+  // No spread between seeds, yet trainsim's own error stays (model/accuracy.hpp): the band around
+  // the mean days is [(1 + p05), (1 + p95)] x days.
+  const double days = v["projection"]["days"]["mean"].get<double>();
+  const auto& band = trainsim::model::model_accuracy().step_time;
+  EXPECT_NEAR(v["accuracy"]["days"]["low"].get<double>(), days * (1 + band.p05_pct / 100), 1e-9 * days);
+  EXPECT_NEAR(v["accuracy"]["days"]["high"].get<double>(), days * (1 + band.p95_pct / 100), 1e-9 * days);
 }
 
 // `variance --runs 4` on a contended scenario: the runs spread (std > 0), every shared run is
