@@ -4,9 +4,13 @@
 // configuration unlike any published run may fall outside.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
+#include "hardware/cluster.hpp"
 #include "model/memory.hpp"
+#include "model/spec.hpp"
 
 namespace trainsim::model {
 
@@ -19,9 +23,18 @@ struct ErrorBand {
   double p95_pct = 0;  // 95th percentile
 };
 
+// What the published runs behind the bands span.
+struct Coverage {
+  std::vector<std::string> gpus;           // catalog keys
+  std::vector<std::string> intra_fabrics;  // hardware::to_string(IntraFabric)
+  int64_t max_gpus = 0;
+  bool moe = false;
+};
+
 struct ModelAccuracy {
   ErrorBand step_time;    // on model TFLOP/s per GPU, i.e. on step time
   ErrorBand peak_memory;  // on the caching allocator's peak
+  Coverage coverage;
 };
 
 const ModelAccuracy& model_accuracy();
@@ -39,5 +52,11 @@ Range step_time_band(double predicted_s);
 // less the CUDA context and NCCL's buffers, which the published peaks do not include) divided by
 // (1 + e), the rest as predicted.
 Range memory_band(const MemoryBreakdown& mb);
+
+// What a scenario has that no published run behind the bands had (empty: nothing), one phrase
+// each: "b200 GPUs (published runs: a100-40gb, ...)", "a pcie node fabric (...)", "131072 GPUs
+// (the largest published run: 16384)", "a mixture-of-experts model". The band is then a
+// statement about other runs; reports print each after "no published run had".
+std::vector<std::string> outside_coverage(const ModelSpec& model, const hardware::ClusterSpec& cluster);
 
 }  // namespace trainsim::model

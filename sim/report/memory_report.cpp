@@ -471,7 +471,8 @@ nlohmann::json memory_breakdown_json(const model::MemoryBreakdown& mb) {
   return b;
 }
 
-nlohmann::json accuracy_json(double step_s, double days, const model::MemoryBreakdown& mb, double capacity_bytes) {
+nlohmann::json accuracy_json(double step_s, double days, const model::MemoryBreakdown& mb, double capacity_bytes,
+                             const std::vector<std::string>& outside) {
   const model::ModelAccuracy& a = model::model_accuracy();
   auto band = [](const model::ErrorBand& b) {
     return nlohmann::json{{"basis", b.basis},
@@ -486,6 +487,7 @@ nlohmann::json accuracy_json(double step_s, double days, const model::MemoryBrea
     j["step_time"] = band(a.step_time);
     j["step_time"]["low_s"] = r.low;
     j["step_time"]["high_s"] = r.high;
+    j["step_time"]["outside"] = outside;
     if (days > 0) {
       const model::Range d = model::step_time_band(days);
       j["days"] = {{"low", d.low}, {"high", d.high}};

@@ -68,13 +68,15 @@ nlohmann::json memory_breakdown_json(const model::MemoryBreakdown& mb);
 
 // How far the published runs' measurements have been from trainsim's predictions, applied to this
 // prediction (model/accuracy.hpp; sim/hardware/data/accuracy.yaml):
-//   {step_time: {basis, runs, mean_abs_error_pct, p05_error_pct, p95_error_pct, low_s, high_s},
+//   {step_time: {basis, runs, mean_abs_error_pct, p05_error_pct, p95_error_pct, low_s, high_s,
+//                outside: [what the scenario has that no published run behind the band had]},
 //    days: {low, high} (when days > 0),
 //    memory: {basis, runs, mean_abs_error_pct, p05_error_pct, p95_error_pct, low_bytes, high_bytes,
 //             capacity_inside}}
 // capacity_inside: the GPU's capacity lies within the memory band (the fit verdict, either way,
 // is within the model's error). step_s <= 0 leaves step_time and days out (the memory command).
-nlohmann::json accuracy_json(double step_s, double days, const model::MemoryBreakdown& mb, double capacity_bytes);
+nlohmann::json accuracy_json(double step_s, double days, const model::MemoryBreakdown& mb, double capacity_bytes,
+                             const std::vector<std::string>& outside = {});
 // The memory band as one console line (indented by `indent`, its label padded to `label_width`),
 // and when the capacity lies inside it, a second line saying the verdict is within the model's
 // error.

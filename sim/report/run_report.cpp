@@ -199,6 +199,7 @@ RunSummary summarize(const config::Scenario& sc, const model::StepCosts& costs, 
   s.optimizer_s /= n;
   wait /= n;
   s.step_time = stats_of(times);
+  s.outside_coverage = model::outside_coverage(sc.model, sc.cluster);
   const double step = s.step_time.mean;
   if (step > 0) {
     s.tokens_per_s = costs.tokens_per_step / step;
@@ -288,7 +289,7 @@ nlohmann::json to_json(const RunSummary& s) {
   j["tokens_per_s"] = s.tokens_per_s;
   j["tflops_per_gpu"] = s.tflops_per_gpu;
   j["mfu"] = s.mfu;
-  j["accuracy"] = accuracy_json(s.step_time.mean, s.projection.days, s.memory, s.capacity_bytes);
+  j["accuracy"] = accuracy_json(s.step_time.mean, s.projection.days, s.memory, s.capacity_bytes, s.outside_coverage);
   j["breakdown_s"] = {{"compute", s.compute_s},
                       {"tp_comm", s.tp_comm_s},
                       {"exposed_comm", s.exposed_comm_s},
@@ -383,6 +384,7 @@ std::string console_table(const RunSummary& s) {
   const model::Range step_band = model::step_time_band(s.step_time.mean);
   row("error band (90%)", util::format_duration(step_band.low) + " - " + util::format_duration(step_band.high) +
                               " per step  (" + model::model_accuracy().step_time.basis + ")");
+  for (const std::string& what : s.outside_coverage) row("  no published run had", what);
   o << "\n  where a step goes (critical stage)\n";
   auto part = [&](const char* label, double v) {
     std::snprintf(buf, sizeof buf, "    %-24s %12s  %6s\n", label, util::format_duration(v).c_str(), pct(v / step).c_str());

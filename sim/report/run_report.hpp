@@ -62,6 +62,7 @@ struct RunSummary {
   model::MemoryBreakdown memory;
   double capacity_bytes = 0;
   Stats step_time;
+  std::vector<std::string> outside_coverage;  // model::outside_coverage: where the error band has no published run
   double tokens_per_s = 0;
   double tflops_per_gpu = 0;  // model FLOPs, no recompute
   double mfu = 0;

@@ -183,6 +183,16 @@ TEST(RunReportTest, ErrorBandBesideStepTimeAndDays) {
   const std::string table = console_table(s);
   EXPECT_NE(table.find("error band (90%)"), std::string::npos) << table;
   EXPECT_NE(table.find(e.basis), std::string::npos) << table;
+  // An H100 SXM node with NVSwitch is what published runs had: nothing outside them.
+  EXPECT_TRUE(j["accuracy"]["step_time"]["outside"].empty());
+  EXPECT_EQ(table.find("no published run had"), std::string::npos) << table;
+  // The same on MI300X: the band has no MI300X run behind it, and the report says so.
+  config::Scenario mi = scenario();
+  mi.cluster.gpu = *hardware::find_gpu("mi300x");
+  const auto m = summarize(mi, costs(), run_of({1.0, 2.0, 3.0}), 1);
+  ASSERT_EQ(m.outside_coverage.size(), 1u);
+  EXPECT_EQ(to_json(m)["accuracy"]["step_time"]["outside"][0], m.outside_coverage[0]);
+  EXPECT_NE(console_table(m).find("no published run had     mi300x GPUs"), std::string::npos) << console_table(m);
 }
 
 TEST(RunReportTest, CsvHasOneRowPerStep) {

@@ -6,10 +6,12 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "hardware/gpu.hpp"
 #include "model/accuracy.hpp"
 #include "validation_set.hpp"
 
@@ -147,6 +149,39 @@ TEST(Calibration, TheReportedBandHoldsNinetyPercentOfMeasuredSteps) {
   EXPECT_GE(inside, 110);
   EXPECT_LE(below, 7);
   EXPECT_LE(above, 7);
+}
+
+// sim/hardware/data/accuracy.yaml coverage: what the rows behind the band span, so that a report
+// can say when a scenario lies outside it (model::outside_coverage).
+TEST(Calibration, TheShippedCoverageIsTheValidationSet) {
+  std::set<std::string> gpus, fabrics;
+  int64_t max_gpus = 0;
+  bool moe = false;
+  for (const Row& r : validation_rows()) {
+    const hardware::ClusterSpec& c = r.run.cluster;
+    gpus.insert(c.gpu.catalog);
+    fabrics.insert(hardware::to_string(c.intra_fabric));
+    max_gpus = std::max(max_gpus, c.gpus());
+    moe = moe || r.run.model.is_moe();
+  }
+  const model::Coverage& shipped = model::model_accuracy().coverage;
+  EXPECT_EQ(std::set<std::string>(shipped.gpus.begin(), shipped.gpus.end()), gpus) << "update accuracy.yaml coverage.gpus";
+  EXPECT_EQ(std::set<std::string>(shipped.intra_fabrics.begin(), shipped.intra_fabrics.end()), fabrics)
+      << "update accuracy.yaml coverage.intra_fabrics";
+  EXPECT_EQ(shipped.max_gpus, max_gpus) << "update accuracy.yaml coverage.max_gpus";
+  EXPECT_EQ(shipped.moe, moe) << "update accuracy.yaml coverage.moe";
+  // A run of the set is inside; the PCIe GPT-3 scenario's fabric and a B200 are not.
+  const Row& first = validation_rows().front();
+  EXPECT_TRUE(model::outside_coverage(first.run.model, first.run.cluster).empty()) << first.run.id;
+  hardware::ClusterSpec pcie = first.run.cluster;
+  pcie.intra_fabric = hardware::IntraFabric::kPcie;
+  pcie.gpu = *hardware::find_gpu("b200");
+  pcie.nodes = 4096;
+  const std::vector<std::string> out = model::outside_coverage(first.run.model, pcie);
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[0].rfind("b200 GPUs", 0), 0u) << out[0];
+  EXPECT_EQ(out[1].rfind("a pcie node fabric", 0), 0u) << out[1];
+  EXPECT_EQ(out[2], "32768 GPUs (the largest published run: 16384)");
 }
 
 // torch.compile's gain on the IBM runs (fms-fsdp README at ed74fd5 against the blog's eager rows,
