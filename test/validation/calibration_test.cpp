@@ -154,10 +154,11 @@ TEST(Calibration, TheReportedBandHoldsNinetyPercentOfMeasuredSteps) {
 // sim/hardware/data/accuracy.yaml coverage: what the rows behind the band span, so that a report
 // can say when a scenario lies outside it (model::outside_coverage).
 TEST(Calibration, TheShippedCoverageIsTheValidationSet) {
+  const std::vector<Row> rows = validation_rows();
   std::set<std::string> gpus, fabrics;
   int64_t max_gpus = 0;
   bool moe = false;
-  for (const Row& r : validation_rows()) {
+  for (const Row& r : rows) {
     const hardware::ClusterSpec& c = r.run.cluster;
     gpus.insert(c.gpu.catalog);
     fabrics.insert(hardware::to_string(c.intra_fabric));
@@ -171,7 +172,7 @@ TEST(Calibration, TheShippedCoverageIsTheValidationSet) {
   EXPECT_EQ(shipped.max_gpus, max_gpus) << "update accuracy.yaml coverage.max_gpus";
   EXPECT_EQ(shipped.moe, moe) << "update accuracy.yaml coverage.moe";
   // A run of the set is inside; the PCIe GPT-3 scenario's fabric and a B200 are not.
-  const Row& first = validation_rows().front();
+  const Row& first = rows.front();
   EXPECT_TRUE(model::outside_coverage(first.run.model, first.run.cluster).empty()) << first.run.id;
   hardware::ClusterSpec pcie = first.run.cluster;
   pcie.intra_fabric = hardware::IntraFabric::kPcie;
