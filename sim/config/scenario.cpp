@@ -164,12 +164,6 @@ const std::vector<std::string> kLinkFaultKeys = {"degraded", "degraded_share", "
 const std::vector<std::string> kStragglerKeys = {"count", "slowdown", "jitter", "episodes_per_gpu_hour", "episode"};
 const std::vector<std::string> kEngineKeys = {"fidelity", "buckets", "flow_classes"};
 
-std::string join(const std::vector<std::string>& items) {
-  std::string s;
-  for (size_t i = 0; i < items.size(); ++i) s += (i ? ", " : "") + items[i];
-  return s;
-}
-
 std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates) {
   const std::string guess = util::closest_match(word, candidates);
   return guess.empty() ? "" : " (did you mean '" + guess + "'?)";
@@ -280,7 +274,7 @@ class Reader {
       auto p = model::find_model_preset(name);
       if (!p)
         fail(f->value_at, "unknown model preset '" + name + "'" + did_you_mean(name, model::model_preset_names()) +
-                              "; known presets: " + join(model::model_preset_names()));
+                              "; known presets: " + util::join(model::model_preset_names()));
       m = *p;
       preset = true;
     }
@@ -390,7 +384,7 @@ class Reader {
     auto g = hardware::find_gpu(key);
     if (!g)
       fail(f.value_at, "unknown GPU '" + key + "'" + did_you_mean(key, hardware::gpu_keys()) +
-                           "; known GPUs: " + join(hardware::gpu_keys()));
+                           "; known GPUs: " + util::join(hardware::gpu_keys()));
     return *g;
   }
 

@@ -25,12 +25,6 @@ std::string lower(std::string s) {
   return s;
 }
 
-std::string join(const std::vector<std::string>& items) {
-  std::string s;
-  for (size_t i = 0; i < items.size(); ++i) s += (i ? ", " : "") + items[i];
-  return s;
-}
-
 // %g without the '+' and leading zeros of the exponent: 1e18, 0.5, 1000.
 std::string format_number(double v) {
   char buf[64];
@@ -247,7 +241,7 @@ Block::Block(const Locations& locs, std::string path, YAML::Node node, util::Sou
     if (std::find(keys.begin(), keys.end(), name) == keys.end()) {
       std::string msg = "unknown key '" + name + "' " + where_words();
       const std::string guess = util::closest_match(name, keys);
-      msg += guess.empty() ? " (valid keys: " + join(keys) + ")" : " (did you mean '" + guess + "'?)";
+      msg += guess.empty() ? " (valid keys: " + util::join(keys) + ")" : " (did you mean '" + guess + "'?)";
       fail(locs.key(child, k), msg);
     }
     auto [pos, inserted] = entries_.emplace(name, std::make_pair(k, v));
@@ -344,10 +338,10 @@ std::string to_text(const Field& f) {
 }
 
 size_t to_choice(const Field& f, const std::vector<std::string>& choices) {
-  const std::string& s = scalar_or_fail(f, "one of " + join(choices));
+  const std::string& s = scalar_or_fail(f, "one of " + util::join(choices));
   for (size_t i = 0; i < choices.size(); ++i)
     if (s == choices[i]) return i;
-  std::string msg = f.path + " must be one of " + join(choices) + ", got '" + s + "'";
+  std::string msg = f.path + " must be one of " + util::join(choices) + ", got '" + s + "'";
   const std::string guess = util::closest_match(s, choices);
   if (!guess.empty()) msg += " (did you mean '" + guess + "'?)";
   fail(f.value_at, msg);

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "model/cost_data.hpp"
+#include "util/units.hpp"
 
 namespace trainsim::model {
 namespace {
@@ -49,18 +50,13 @@ Range memory_band(const MemoryBreakdown& mb) {
 
 std::vector<std::string> outside_coverage(const ModelSpec& model, const hardware::ClusterSpec& cluster) {
   const Coverage& c = model_accuracy().coverage;
-  auto join = [](const std::vector<std::string>& v) {
-    std::string out;
-    for (const std::string& x : v) out += (out.empty() ? "" : ", ") + x;
-    return out;
-  };
   auto has = [](const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); };
   std::vector<std::string> out;
   const std::string gpu = cluster.gpu.catalog.empty() ? cluster.gpu.name : cluster.gpu.catalog;
-  if (!has(c.gpus, gpu)) out.push_back(gpu + " GPUs (published runs: " + join(c.gpus) + ")");
+  if (!has(c.gpus, gpu)) out.push_back(gpu + " GPUs (published runs: " + util::join(c.gpus) + ")");
   const std::string fabric = hardware::to_string(cluster.intra_fabric);
   if (cluster.gpus_per_node > 1 && !has(c.intra_fabrics, fabric))
-    out.push_back("a " + fabric + " node fabric (published runs: " + join(c.intra_fabrics) + ")");
+    out.push_back("a " + fabric + " node fabric (published runs: " + util::join(c.intra_fabrics) + ")");
   if (cluster.gpus() > c.max_gpus)
     out.push_back(std::to_string(cluster.gpus()) + " GPUs (the largest published run: " + std::to_string(c.max_gpus) + ")");
   if (model.is_moe() && !c.moe) out.push_back("a mixture-of-experts model");

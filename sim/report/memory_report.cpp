@@ -9,6 +9,7 @@
 #include "model/compute.hpp"
 #include "model/memory_data.hpp"
 #include "model/transformer.hpp"
+#include "util/units.hpp"
 
 namespace trainsim::report {
 namespace {
@@ -32,12 +33,6 @@ std::string micro_batches(double n) {
   char buf[48];
   std::snprintf(buf, sizeof buf, "%.4g micro-batch%s", n, n == 1 ? "" : "es");
   return buf;
-}
-
-std::string join(const std::vector<std::string>& parts, const std::string& sep) {
-  std::string out;
-  for (size_t i = 0; i < parts.size(); ++i) out += (i ? sep : "") + parts[i];
-  return out;
 }
 
 // Busiest GPU's bytes on the scenario's cluster (the runtime reserve built for this layout).
@@ -248,9 +243,9 @@ std::vector<MemorySuggestion> suggest(const MemoryPlan& plan, const config::Scen
     }
     const double bytes = total_bytes(sc.cluster, m, p, t);
     if (!what.empty() && bytes <= cap) {
-      add("no single change fits; " + join(what, " + ") + " together would fit", set, bytes, cap);
+      add("no single change fits; " + util::join(what, " + ") + " together would fit", set, bytes, cap);
     } else {
-      add("no single change fits" + (what.empty() ? std::string() : ", nor " + join(what, " + ") + " together") +
+      add("no single change fits" + (what.empty() ? std::string() : ", nor " + util::join(what, " + ") + " together") +
               "; the weights alone need " + std::to_string(plan.weights_only.front().gpus_with_reserve) + " GPUs of " +
               gb(plan.datasheet_bytes) + " GB at bf16",
           {}, bytes, cap);

@@ -159,6 +159,12 @@ std::string format_duration(double seconds) {
   return buf;
 }
 
+std::string join(const std::vector<std::string>& items, const std::string& sep) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) out += (i ? sep : "") + items[i];
+  return out;
+}
+
 std::string closest_match(std::string_view word, const std::vector<std::string>& candidates) {
   // A candidate the word is a prefix of ("h100" -> "h100-sxm") beats edit distance.
   std::string prefixed;

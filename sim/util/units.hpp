@@ -29,6 +29,9 @@ std::string format_bytes(double bytes);
 std::string format_bandwidth(double bytes_per_s);
 std::string format_duration(double seconds);
 
+// The items with `sep` between them: {"a", "b"} -> "a, b"; {} -> "".
+std::string join(const std::vector<std::string>& items, const std::string& sep = ", ");
+
 // Closest candidate by edit distance, or "" when none is close enough ("did you mean").
 std::string closest_match(std::string_view word, const std::vector<std::string>& candidates);
 

@@ -42,5 +42,12 @@ TEST(UnitsTest, Formatting) {
   EXPECT_EQ(format_duration(0.0123), "12.30 ms");
 }
 
+TEST(UnitsTest, JoinPutsTheSeparatorBetweenItems) {
+  EXPECT_EQ(join({"a", "b", "c"}), "a, b, c");
+  EXPECT_EQ(join({"pp=2", "zero=3"}, " + "), "pp=2 + zero=3");
+  EXPECT_EQ(join({"only"}), "only");
+  EXPECT_EQ(join({}), "");
+}
+
 }  // namespace
 }  // namespace trainsim::util
