@@ -216,12 +216,11 @@ int variance_command(const VarianceOptions& opt, const char* argv0, const std::s
   nlohmann::json out = {{"scenario", {{"name", base.name}}}, {"runs", runs}, {"network_model", "CM02"}};
   out["step_time_s"] = stats_json(st);
   out["projection"] = {{"days", stats_json(dd)}};
-  {
-    // trainsim's own error on published runs (model/accuracy.hpp), beside the run-to-run spread:
-    // systematic, not something another seed samples.
-    const model::Range band = model::step_time_band(dd.mean);
-    out["accuracy"] = {{"basis", model::model_accuracy().step_time.basis}, {"days", {{"low", band.low}, {"high", band.high}}}};
-  }
+  // trainsim's own error on published runs (model/accuracy.hpp), beside the run-to-run spread:
+  // systematic, not something another seed samples.
+  const model::Range error_days = model::step_time_band(dd.mean);
+  out["accuracy"] = {{"basis", model::model_accuracy().step_time.basis},
+                     {"days", {{"low", error_days.low}, {"high", error_days.high}}}};
   out["window_days"] = stats_json(window_days);
   const double simulated_s = static_cast<double>(ss.steps) * step_s;
   double mean_stretch = 0;
@@ -282,9 +281,8 @@ int variance_command(const VarianceOptions& opt, const char* argv0, const std::s
     std::fprintf(console, "\n  run level (the whole run: %.0f steps, %.0f hours)\n", total_steps, total_steps * step_s / 3600);
     std::fprintf(console, "    projected days           mean %.2f +- %.2f (95%% CI of the estimate), p10 %.2f, p50 %.2f, p90 %.2f\n", dd.mean,
                  mean_days_ci, dd.p10, dd.p50, dd.p90);
-    const model::Range band = model::step_time_band(dd.mean);
     std::fprintf(console, "    model error band (90%%)   %.2f - %.2f days: trainsim's own error, the same for every seed (%s)\n",
-                 band.low, band.high, model::model_accuracy().step_time.basis.c_str());
+                 error_days.low, error_days.high, model::model_accuracy().step_time.basis.c_str());
     char what[256];
     if (ss.slow_tau_s > 0)
       std::snprintf(what, sizeof what,

@@ -41,6 +41,7 @@ const ModelAccuracy& model_accuracy();
 
 struct Range {
   double low = 0, high = 0;
+  bool contains(double x) const { return low <= x && x <= high; }
 };
 
 // What a measured step time has been for a predicted one: throughput error e means measured time =

@@ -492,7 +492,7 @@ nlohmann::json accuracy_json(double step_s, double days, const model::MemoryBrea
   j["memory"] = band(a.peak_memory);
   j["memory"]["low_bytes"] = m.low;
   j["memory"]["high_bytes"] = m.high;
-  j["memory"]["capacity_inside"] = m.low <= capacity_bytes && capacity_bytes <= m.high;
+  j["memory"]["capacity_inside"] = m.contains(capacity_bytes);
   return j;
 }
 
@@ -503,7 +503,7 @@ std::string memory_band_line(const model::MemoryBreakdown& mb, double capacity_b
   std::snprintf(head, sizeof head, "%-*s ", label_width, "error band (90%)");
   std::string line = indent + head + gb(m.low) + " - " + gb(m.high) + " GB  (" +
                      model::model_accuracy().peak_memory.basis + ")\n";
-  if (m.low <= capacity_bytes && capacity_bytes <= m.high)
+  if (m.contains(capacity_bytes))
     line += indent + "the capacity lies inside the band: " +
             (mb.total() <= capacity_bytes ? std::string("fits, but by less than the model's error")
                                           : std::string("does not fit, but by less than the model's error")) +

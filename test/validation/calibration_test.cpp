@@ -56,10 +56,7 @@ TEST(Calibration, TheDefaultConstantsAreTheFit) {
 TEST(Calibration, LeaveOneSourceOutAccuracy) {
   const auto rows = validation_rows();
   ASSERT_GE(rows.size(), 94u);  // 31 published_runs.yaml (one left out: MLPerf) + 63 more_runs.yaml
-  std::map<std::string, model::Calibration> loso;
-  for (const Row& r : rows)
-    if (!loso.count(r.family))
-      loso[r.family] = fit(rows, [&](const Row& x) { return !x.held_out && x.family != r.family; });
+  std::map<std::string, model::Calibration> loso = loso_fits(rows);
   Accuracy in_sample, held, validation_only, all_loso;
   std::map<std::string, Accuracy> by_family;
   std::printf("%-46s %-18s %9s %9s %8s %8s  %-26s\n", "id", "source", "measured", "predicted", "error", "LOSO", "largest terms");
@@ -128,10 +125,7 @@ TEST(Calibration, LeaveOneSourceOutAccuracy) {
 // percentile. The wrong direction (dividing) would leave a different set of rows outside.
 TEST(Calibration, TheReportedBandHoldsNinetyPercentOfMeasuredSteps) {
   const auto rows = validation_rows();
-  std::map<std::string, model::Calibration> loso;
-  for (const Row& r : rows)
-    if (!loso.count(r.family))
-      loso[r.family] = fit(rows, [&](const Row& x) { return !x.held_out && x.family != r.family; });
+  std::map<std::string, model::Calibration> loso = loso_fits(rows);
   int inside = 0, below = 0, above = 0;
   for (const Row& r : rows) {
     const PublishedRun& run = r.run;

@@ -89,9 +89,9 @@
 //    (parallelism.defer_grad_reduce: torch.distributed.pipelining), with its per-micro-batch receive buffers and kept
 //    outputs (parallelism.pp_microbatch_buffers); sequence parallel when tp > 1 (its TP plan); TP comm
 //    overlap only when async_tp is true; element-wise kernels eager unless the row ran
-//    torch.compile, the norm as its toml's norm_type (fused_rmsnorm or eager rmsnorm). micro_batch: without PP the local batch (no gradient
-//    accumulation); with PP local batch / (pp * stages per rank) (torchtitan's default number of
-//    micro-batches = total stages).
+//    torch.compile, the norm as its toml's norm_type (fused_rmsnorm or eager rmsnorm). micro_batch:
+//    without PP the local batch (no gradient accumulation); with PP local batch / (pp * stages per
+//    rank) (torchtitan's default number of micro-batches = total stages).
 //  - nemotron4 (Megatron-LM / NeMo): squared-ReLU MLP (2 GEMMs, like gelu), ffn 4h (not printed),
 //    vocab 256000, RoPE; bf16 (the 340B row's "not trained in FP8"); no recompute (not printed);
 //    distributed optimizer zero 1 with overlapped grad reduce; sequence parallel when tp > 1; flash

@@ -109,6 +109,16 @@ model::Calibration fit(const std::vector<Row>& rows, Use use, double* best_mean 
   return best;
 }
 
+// Each source family's leave-one-source-out constants: fitted on the fitted rows of the other
+// families.
+inline std::map<std::string, model::Calibration> loso_fits(const std::vector<Row>& rows) {
+  std::map<std::string, model::Calibration> loso;
+  for (const Row& r : rows)
+    if (!loso.count(r.family))
+      loso[r.family] = fit(rows, [&](const Row& x) { return !x.held_out && x.family != r.family; });
+  return loso;
+}
+
 // The q-quantile (0..1) of `v`, linear between order statistics (as report::stats_of).
 // REQUIRES: v not empty.
 inline double quantile(std::vector<double> v, double q) {
