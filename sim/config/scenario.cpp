@@ -16,7 +16,7 @@
 //   training.steps            at most kMaxSteps (10^6)
 //   training.gpu_hour_price   number >= 0 (currency per GPU-hour; default 0 = no cost line)
 //   training.fp32_main_grads  bool (default false)
-//   training.cross_entropy    fused | torch (default fused): what the loss holds (TrainingSpec::torch_cross_entropy)
+//   training.cross_entropy    fused | torch | chunked (default fused): what the loss holds (TrainingSpec::cross_entropy)
 //   training.elementwise      fused | eager (default fused): element-wise kernels one per operator in
 //                             eager PyTorch, or fused (TrainingSpec::eager_elementwise)
 //   training.norm_kernel      fused | eager (default: as training.elementwise): RMSNorm the same way
@@ -667,7 +667,9 @@ class Reader {
                          std::vector{model::Offload::kNone, model::Offload::kCpu, model::Offload::kNvme});
     if (auto f = get(b, "gpu_hour_price")) t.gpu_hour_price = detail::to_number(*f, 0, 1e6);
     if (auto f = get(b, "fp32_main_grads")) t.fp32_main_grads = detail::to_bool(*f);
-    if (auto f = get(b, "cross_entropy")) t.torch_cross_entropy = choice(*f, {"fused", "torch"}, std::vector{false, true});
+    if (auto f = get(b, "cross_entropy")) t.cross_entropy = choice(*f, {"fused", "torch", "chunked"},
+                                                                std::vector{model::CrossEntropy::kFused, model::CrossEntropy::kTorch,
+                                                                            model::CrossEntropy::kChunked});
     if (auto f = get(b, "elementwise")) t.eager_elementwise = choice(*f, {"fused", "eager"}, std::vector{false, true});
     t.eager_norm = t.eager_activation = t.eager_elementwise;
     if (auto f = get(b, "norm_kernel")) t.eager_norm = choice(*f, {"fused", "eager"}, std::vector{false, true});

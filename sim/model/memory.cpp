@@ -271,6 +271,33 @@ double in_flight_micro_batches(Schedule schedule, int64_t rank, int64_t p, int64
 
 namespace {
 
+// What the loss over one micro-batch's logits holds at its peak on the last stage (s tokens per
+// sequence on this GPU, e bytes per activation element; TrainingSpec::cross_entropy):
+//  - fused: the fp32 logits once, their gradient written in place: 4 bytes per logit;
+//  - torch: F.cross_entropy over .float() logits, 12 bytes per logit (16 under TP's loss_parallel);
+//  - chunked: Liger-Kernel's fused linear cross-entropy (src/liger_kernel/ops/
+//    fused_linear_cross_entropy.py at v0.8.0, fused_linear_cross_entropy_forward): the tokens go
+//    through in chunks of next_pow2(ceil(tokens / ceil(v / h))) rows, each chunk's logits (input
+//    dtype) taking their gradient in place; the input's gradient (tokens x h, `grad_input`) and the
+//    weight's (v x h in the weight's dtype, `grad_weight`) are made in the forward and kept for the
+//    backward, and each chunk's weight-gradient product is made in the input dtype and cast to fp32
+//    before it is added (`torch.mm(...).float()`: 6 bytes per weight element at that moment).
+double loss_peak_bytes(const ModelSpec& m, const ParallelSpec& par, const TrainingSpec& train, double s, double e) {
+  const double t = static_cast<double>(par.tp);
+  const double tokens = s * static_cast<double>(par.micro_batch);
+  const double v = static_cast<double>(m.vocab) / t;
+  const double h = static_cast<double>(m.hidden);
+  switch (train.cross_entropy) {
+    case CrossEntropy::kFused: return 4 * tokens * v;
+    case CrossEntropy::kTorch: return (par.tp > 1 ? 16 : 12) * tokens * v;
+    case CrossEntropy::kChunked: {
+      const double chunk = std::min(tokens, std::exp2(std::ceil(std::log2(std::ceil(tokens / std::ceil(v / h))))));
+      return e * tokens * h + e * chunk * v + (e + 6) * v * h;
+    }
+  }
+  return 4 * tokens * v;
+}
+
 std::vector<MemoryBreakdown> stages_memory(const ModelSpec& m, const ParallelSpec& par, const TrainingSpec& train,
                                            const hardware::ClusterSpec* cluster) {
   const ParamCounts pc = count_params(m);
@@ -314,11 +341,9 @@ std::vector<MemoryBreakdown> stages_memory(const ModelSpec& m, const ParallelSpe
   const double hidden_states = sp ? e * sbh / t : e * sbh;
   // A micro-batch's logits on one GPU (the vocabulary split over t), in elements.
   const double logits = s * static_cast<double>(par.micro_batch) * static_cast<double>(m.vocab) / t;
-  // Final norm input and output-projection input (split under SP), fp32 logits 4sbv/t.
-  const double logit_bytes = !train.torch_cross_entropy ? 4 : par.tp > 1 ? 16 : 12;  // TrainingSpec::torch_cross_entropy
   // The output layer's input: whole when the column-parallel linear keeps it gathered.
   const double output_input = sp && !par.sp_save_gathered ? e * sbh / t : e * sbh;
-  const double output_act = hidden_states + output_input + logit_bytes * logits;
+  const double output_act = hidden_states + output_input + loss_peak_bytes(m, par, train, s, e);
 
   std::vector<MemoryBreakdown> out;
   out.reserve(static_cast<size_t>(p));

@@ -19,6 +19,8 @@ enum class Recompute { kNone, kSelective, kSelectiveOp, kFull };
 enum class Precision { kFp32, kFp16, kBf16, kFp8 };
 enum class Optimizer { kAdam, kSgd };
 enum class Offload { kNone, kCpu, kNvme };
+// What the loss over the logits holds at its peak (TrainingSpec::cross_entropy, memory only).
+enum class CrossEntropy { kFused, kTorch, kChunked };
 // How tokens reach their experts: NCCL all-to-all (one copy per expert rank, Megatron-Core's
 // alltoall dispatcher) or DeepEP (deepseek-ai/DeepEP normal kernels: a token crosses InfiniBand once
 // per destination node and is forwarded to that node's expert GPUs over NVLink; fp8 dispatch when
@@ -245,8 +247,11 @@ struct TrainingSpec {
   // logit at the loss's peak. With the vocabulary sharded over TP, torch computes it through
   // DTensor's loss_parallel (torch/distributed/tensor/parallel/loss.py), the decomposition of
   // log_softmax with all-reduces: its backward builds the dense nll gradient, exp(output) and their
-  // product beside the kept fp32 output, 16 bytes per logit. training.cross_entropy: fused | torch.
-  bool torch_cross_entropy = false;
+  // product beside the kept fp32 output, 16 bytes per logit. Chunked (Liger-Kernel's fused linear
+  // cross-entropy, as HF/DeepSpeed stacks run it through AutoLigerKernelForCausalLM): the logits are
+  // never whole; one chunk of tokens at a time, the input's and the weight's gradients made in the
+  // forward (model/memory.cpp). training.cross_entropy: fused | torch | chunked.
+  CrossEntropy cross_entropy = CrossEntropy::kFused;
   std::string attention_kernel;  // fused attention kernel: "fa2" | "fa3"; "" = what a current stack runs on the GPU
   // Element-wise work (time only; cost_tables.yaml elementwise). Fused (the default: Megatron-Core /
   // Transformer Engine, torch.compile): one kernel per norm, activation and rotary embedding.

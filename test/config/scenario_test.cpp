@@ -690,6 +690,17 @@ TEST(LoadScenario, ElementwiseAndNormKernel) {
             "t.yaml:18:16: training.elementwise must be one of fused, eager, got 'compiled'");
 }
 
+// training.cross_entropy: fused | torch | chunked (default fused): what the loss holds.
+TEST(LoadScenario, CrossEntropy) {
+  EXPECT_EQ(load_scenario_text(kBase, "t.yaml").training.cross_entropy, model::CrossEntropy::kFused);
+  EXPECT_EQ(load_scenario_text(kBase + "  cross_entropy: torch\n", "t.yaml").training.cross_entropy,
+            model::CrossEntropy::kTorch);
+  EXPECT_EQ(load_scenario_text(kBase + "  cross_entropy: chunked\n", "t.yaml").training.cross_entropy,
+            model::CrossEntropy::kChunked);
+  EXPECT_EQ(error_of(kBase + "  cross_entropy: liger\n"),
+            "t.yaml:18:18: training.cross_entropy must be one of fused, torch, chunked, got 'liger'");
+}
+
 TEST(ScenarioErrors, LayersPerStage) {
   const std::string lps = "  dp: 4\n  layers_per_stage: ";  // the list starts at line 16, column 21
   EXPECT_EQ(error_of(with("  dp: 4", lps + "[10, 10]")),

@@ -495,14 +495,45 @@ TEST(StageMemory, TorchLossUnderTensorParallelHoldsSixteenBytesPerLogit) {
   StageFixture f;
   const double s = 2048, t = 8, v = 51200;
   const double fused = memory_per_stage(f.model, f.par, f.train)[7].activations;
-  f.train.torch_cross_entropy = true;
+  f.train.cross_entropy = CrossEntropy::kTorch;
   expect_rel(memory_per_stage(f.model, f.par, f.train)[7].activations - fused, 16 * s * v / t - 4 * s * v / t);
   f.par.tp = 1;
   f.par.dp = 8;
   f.par.sequence_parallel = false;
   const double tp1_torch = memory_per_stage(f.model, f.par, f.train)[7].activations;
-  f.train.torch_cross_entropy = false;
+  f.train.cross_entropy = CrossEntropy::kFused;
   expect_rel(tp1_torch - memory_per_stage(f.model, f.par, f.train)[7].activations, 8 * s * v);
+}
+
+TEST(StageMemory, ChunkedLossHoldsOneChunkOfLogitsAndTheTwoGradients) {
+  // Liger's fused linear cross-entropy (v0.8.0) on Llama 3 8B shapes, one GPU, micro-batch 1:
+  // chunk = next_pow2(ceil(tokens / ceil(v / h))) = next_pow2(ceil(tokens / 32)); the loss holds
+  // grad_input 2 x tokens x h, one chunk's bf16 logits 2 x chunk x v and the weight gradient with its
+  // fp32 cast (2 + 6) x v x h, in place of the fused loss's 4 x tokens x v.
+  StageFixture f;
+  f.model.hidden = 4096;
+  f.model.heads = 32;
+  f.model.kv_heads = 8;
+  f.model.ffn = Ffn::kSwiglu;
+  f.model.ffn_hidden = 14336;
+  f.model.vocab = 128256;
+  f.model.layers = 32;
+  f.model.tied_embeddings = false;
+  f.par.tp = 1;
+  f.par.pp = 1;
+  f.par.dp = 8;
+  f.par.sequence_parallel = false;
+  const double h = 4096, v = 128256;
+  for (const double s : {8192.0, 262144.0}) {
+    f.model.seq_len = static_cast<int64_t>(s);
+    f.train.cross_entropy = CrossEntropy::kFused;
+    const double fused = memory_per_stage(f.model, f.par, f.train)[0].activations;
+    f.train.cross_entropy = CrossEntropy::kChunked;
+    const double chunked = memory_per_stage(f.model, f.par, f.train)[0].activations;
+    const double chunk = s == 8192 ? 256 : 8192;  // 8192 / 32 = 256; 262144 / 32 = 8192
+    // At 256K tokens the fused loss's 134.5 GB of fp32 logits become 8.5 GB.
+    expect_rel(chunked - fused, 2 * s * h + 2 * chunk * v + 8 * v * h - 4 * s * v);
+  }
 }
 
 TEST(StageMemory, RecomputeNumLayersKeepsTheOtherLayersWhole) {

@@ -1,5 +1,6 @@
 // Issue 14: predicted per-GPU memory against published measured peaks (measured_memory.yaml:
-// torchtitan's and torchao's benchmark tables, torch's caching-allocator peak reserved memory).
+// torchtitan's and torchao's benchmark tables and ml-engineering's DeepSpeed sweep, torch's
+// caching-allocator peak reserved memory).
 // The reserved peak holds what the caching allocator hands out (model states, activations,
 // buffers, library workspaces) and what it keeps cached (fragmentation); the CUDA context and
 // NCCL's buffers are allocated outside it, so they are left out of the prediction compared.
@@ -56,28 +57,40 @@ std::vector<MeasuredRow> load_rows() {
     r.par.schedule = r.par.pp == 1 ? model::Schedule::k1F1B
                      : r.par.virtual_stages > 1 ? model::Schedule::kInterleaved
                                                 : model::Schedule::k1F1B;
-    // FSDP2: resharded after forward (ZeRO-3) unless pipelined (torchtitan: not under PP = ZeRO-2).
-    r.par.zero = p["fsdp_reshard_after_forward"].as<bool>() ? 3 : 2;
-    // torch.distributed.pipelining defers FSDP2's gradient reduction to the last backward.
-    r.par.defer_grad_reduce = r.par.pp > 1;
-    // ... and keeps a receive buffer per micro-batch and the last stage's outputs until the step ends.
-    r.par.pp_microbatch_buffers = r.par.pp > 1;
-    r.par.sequence_parallel = r.par.tp > 1;  // torchtitan's TP plan always shards norms' sequence
-    r.par.sp_save_gathered = true;           // DTensor's ColwiseParallel saves the gathered input
-    // torchtitan before b39377f (2025-12-01) runs cuDNN attention first on Blackwell and its per-op
-    // save list does not name it (model/spec.hpp sac_saves_attention): the B200 rows (6fc499f).
-    r.par.sac_saves_attention = e["gpu"].as<std::string>() != "b200";
     r.recompute = e["recompute"].as<std::string>();
     r.par.recompute = r.recompute == "full" ? model::Recompute::kFull
                       : r.recompute == "selective-op" ? model::Recompute::kSelectiveOp
                                                       : model::Recompute::kNone;
     r.train.precision = e["fp8"].as<bool>() ? model::Precision::kFp8 : model::Precision::kBf16;
-    r.train.fp8_torchao = true;
-    // torchtitan: F.cross_entropy(pred.flatten(0, 1).float(), ...), eager unless the run compiled
-    // the loss (inductor fuses the cast, softmax and gradient: training.cross_entropy fused).
-    r.train.torch_cross_entropy = !e["loss_compiled"].as<bool>();
-    r.train.grad_reduce_fp32 = true;
-    r.train.attention_kernel = "fa2";
+    if (e["stack"] && e["stack"].as<std::string>() == "deepspeed") {
+      // DeepSpeed ZeRO as printed (benchmark.py at 744d01e: bf16 without communication_data_type,
+      // gradients reduced in bf16), the Adam states on the CPU where offload_optimizer is set, HF
+      // gradient checkpointing of every decoder layer (full), the GPU's default attention kernel
+      // (FA3 on Hopper, FA4 on Blackwell), Liger's fused linear cross-entropy (chunked).
+      r.par.zero = p["zero"].as<int>();
+      if (p["offload"] && p["offload"].as<std::string>() == "cpu") r.train.offload = model::Offload::kCpu;
+      r.train.cross_entropy = e["cross_entropy"].as<std::string>() == "chunked" ? model::CrossEntropy::kChunked
+                                                                             : model::CrossEntropy::kTorch;
+      r.train.grad_reduce_fp32 = false;
+    } else {
+      // FSDP2: resharded after forward (ZeRO-3) unless pipelined (torchtitan: not under PP = ZeRO-2).
+      r.par.zero = p["fsdp_reshard_after_forward"].as<bool>() ? 3 : 2;
+      // torch.distributed.pipelining defers FSDP2's gradient reduction to the last backward.
+      r.par.defer_grad_reduce = r.par.pp > 1;
+      // ... and keeps a receive buffer per micro-batch and the last stage's outputs until the step ends.
+      r.par.pp_microbatch_buffers = r.par.pp > 1;
+      r.par.sequence_parallel = r.par.tp > 1;  // torchtitan's TP plan always shards norms' sequence
+      r.par.sp_save_gathered = true;           // DTensor's ColwiseParallel saves the gathered input
+      // torchtitan before b39377f (2025-12-01) runs cuDNN attention first on Blackwell and its per-op
+      // save list does not name it (model/spec.hpp sac_saves_attention): the B200 rows (6fc499f).
+      r.par.sac_saves_attention = e["gpu"].as<std::string>() != "b200";
+      r.train.fp8_torchao = true;
+      // torchtitan: F.cross_entropy(pred.flatten(0, 1).float(), ...), eager unless the run compiled
+      // the loss (inductor fuses the cast, softmax and gradient: training.cross_entropy fused).
+      r.train.cross_entropy = e["loss_compiled"].as<bool>() ? model::CrossEntropy::kFused : model::CrossEntropy::kTorch;
+      r.train.grad_reduce_fp32 = true;
+      r.train.attention_kernel = "fa2";
+    }
     // One optimizer step per local batch (no gradient accumulation in these tables).
     const int64_t micro_batches = r.par.pp > 1 ? r.par.pp : 1;
     r.train.global_batch = r.par.dp * r.par.micro_batch * micro_batches;
@@ -98,7 +111,7 @@ double predicted_reserved(const MeasuredRow& r) {
 
 TEST(MeasuredMemory, EveryRowLoadsWithItsPublishedLayout) {
   const std::vector<MeasuredRow> rows = load_rows();
-  ASSERT_EQ(rows.size(), 32u);
+  ASSERT_EQ(rows.size(), 44u);
   for (const MeasuredRow& r : rows) {
     EXPECT_EQ(r.par.gpus(), r.cluster.gpus()) << r.id;
     EXPECT_GT(r.measured_gib, 0) << r.id;
@@ -128,7 +141,7 @@ TEST(MeasuredMemory, ShardedModelStatesScaleAsMeasured) {
 
 TEST(MeasuredMemory, ReportAgainstEveryMeasuredPeak) {
   // The README table "Measured peak memory" is this output. Issue 14 asks for every row within
-  // 10%; 25 of 32 are. Beyond: two 405B PP8 rows (1F1B -14%, CP 8 -17%: what else torchtitan's
+  // 10%; 37 of 44 are. Beyond: two 405B PP8 rows (1F1B -14%, CP 8 -17%: what else torchtitan's
   // pipeline holds is not found) and the five B200 rows (+10% to +12%: the same configuration as
   // MI300X, within 1%, measured 5.4 GiB lower, 2.0 GiB of it the attention their per-op policy
   // recomputes). The bounds keep what is reached.
@@ -148,9 +161,9 @@ TEST(MeasuredMemory, ReportAgainstEveryMeasuredPeak) {
   }
   std::printf("rows %d: mean |error| %.1f%%, %d within 10%%, signed error 5th percentile %+.2f%%, 95th %+.2f%%\n", n,
               sum / n, within, quantile(errors, 0.05), quantile(errors, 0.95));
-  EXPECT_EQ(n, 32);
-  EXPECT_LE(sum / n, 5.0);
-  EXPECT_GE(within, 25);
+  EXPECT_EQ(n, 44);
+  EXPECT_LE(sum / n, 4.5);
+  EXPECT_GE(within, 37);
   // sim/hardware/data/accuracy.yaml ships this printout to every report: it must be what the model
   // gives now.
   const model::ErrorBand& shipped = model::model_accuracy().peak_memory;
@@ -171,12 +184,14 @@ TEST(MeasuredMemory, TheReportedBandHoldsNinetyPercentOfMeasuredPeaks) {
     const model::Range band = model::memory_band(mb);
     ASSERT_LT(band.low, mb.total()) << r.id;
     ASSERT_GT(band.high, mb.total()) << r.id;
-    inside += measured >= band.low * (1 - 1e-9) && measured <= band.high * (1 + 1e-9);
+    const bool in = measured >= band.low * (1 - 1e-9) && measured <= band.high * (1 + 1e-9);
+    if (!in) std::printf("outside the band: %s\n", r.id.c_str());
+    inside += in;
   }
-  std::printf("measured peak inside the band: %d of 32\n", inside);
-  // 90% of 32 = 28.8, the percentiles interpolated between rows: 28 (outside: the two 405B pipeline
-  // rows under-predicted by 14% and 17%, two B200 rows over-predicted by 10.6% and 11.7%).
-  EXPECT_GE(inside, 28);
+  std::printf("measured peak inside the band: %d of 44\n", inside);
+  // 90% of 44 = 39.6, the percentiles interpolated between rows: 39 (outside: the two 405B pipeline
+  // rows under-predicted by 14% and 17%, three B200 rows over-predicted by 10.6% to 11.7%).
+  EXPECT_GE(inside, 39);
 }
 
 }  // namespace
