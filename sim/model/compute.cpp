@@ -15,11 +15,6 @@ using collectives::Kind;
 
 double d(int64_t v) { return static_cast<double>(v); }
 
-// Host side of optimizer offload (not calibrated; typical figures): per-GPU share of host DRAM
-// bandwidth for the CPU Adam update, and of NVMe bandwidth when the states live on NVMe.
-constexpr double kHostOptimizerBps = 25e9;
-constexpr double kNvmeBps = 3e9;
-
 // Element-wise bytes per element (16-bit activations), forward: each norm reads and writes (4);
 // dropout + residual add reads two inputs, writes the output and a 1-byte mask (7); gelu reads and
 // writes (4); swiglu reads two halves and writes (6); an fp8 cast reads 2 and writes 1 (3).
@@ -669,10 +664,10 @@ double optimizer_time_s(double params, const TrainingSpec& train, const hardware
   switch (train.offload) {
     case Offload::kNone: return memory_time_s(cluster.gpu, params * (state_bytes + g + copy), c);
     case Offload::kCpu:
-      return params * (g + copy) / cluster.gpu.pcie_bandwidth_Bps + params * (state_bytes + g + copy) / kHostOptimizerBps;
+      return params * (g + copy) / cluster.gpu.pcie_bandwidth_Bps + params * (state_bytes + g + copy) / host_cost_data().cpu_optimizer_Bps;
     case Offload::kNvme:
-      return params * (g + copy) / cluster.gpu.pcie_bandwidth_Bps + params * (state_bytes + g + copy) / kHostOptimizerBps +
-             params * state_bytes / kNvmeBps;
+      return params * (g + copy) / cluster.gpu.pcie_bandwidth_Bps + params * (state_bytes + g + copy) / host_cost_data().cpu_optimizer_Bps +
+             params * state_bytes / host_cost_data().nvme_Bps;
   }
   return 0;
 }

@@ -129,7 +129,7 @@ EndTime output_time(const ModelSpec& model, const ParallelSpec& par, const Train
 // Optimizer step over `params` parameters on one GPU: HBM-bound over its states (Adam: fp32 master,
 // m, v, gradient, 16-bit copy; SGD: master, momentum, gradient, copy); with offload the gradients go
 // to the host and the 16-bit weights come back over PCIe, and the host update runs at
-// kHostOptimizerBps.
+// cost_tables.yaml host.cpu_optimizer_GBps.
 double optimizer_time_s(double params, const TrainingSpec& train, const hardware::ClusterSpec& cluster,
                         const Calibration& c = default_calibration());
 

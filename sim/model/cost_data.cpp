@@ -90,6 +90,7 @@ struct Tables {
   std::map<std::string, GpuCostData> gpus;
   CollectiveCostData collectives;
   ElementwiseCostData elementwise;
+  HostCostData host;
 };
 
 const Tables& tables() {
@@ -147,6 +148,10 @@ const Tables& tables() {
     ew.attention_layout_eager = e["attention_layout_eager"].as<double>();
     if (!(ew.rmsnorm_eager > 0 && ew.rope_eager > 0 && ew.rope_fused > 0 && ew.swiglu_eager > 0 && ew.attention_layout_eager > 0))
       bad("elementwise.{rmsnorm_eager,rope_eager,rope_fused,swiglu_eager,attention_layout_eager} must be > 0");
+    const YAML::Node h = root["host"];
+    t.host.cpu_optimizer_Bps = h["cpu_optimizer_GBps"].as<double>() * 1e9;
+    t.host.nvme_Bps = h["nvme_GBps"].as<double>() * 1e9;
+    if (!(t.host.cpu_optimizer_Bps > 0 && t.host.nvme_Bps > 0)) bad("host.{cpu_optimizer_GBps,nvme_GBps} must be > 0");
     return t;
   }();
   return kTables;
@@ -255,5 +260,7 @@ const IntraCollectiveData& CollectiveCostData::intra(FabricKind f) const {
 const CollectiveCostData& collective_cost_data() { return tables().collectives; }
 
 const ElementwiseCostData& elementwise_cost_data() { return tables().elementwise; }
+
+const HostCostData& host_cost_data() { return tables().host; }
 
 }  // namespace trainsim::model

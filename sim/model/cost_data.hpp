@@ -95,6 +95,15 @@ struct ElementwiseCostData {
 
 const ElementwiseCostData& elementwise_cost_data();
 
+// The host side of optimizer offload (cost_tables.yaml host): the update's throughput per GPU's
+// share of the host, and NVMe bandwidth per GPU when the states live on NVMe.
+struct HostCostData {
+  double cpu_optimizer_Bps = 0;  // optimizer-state bytes the host updates per second, per GPU
+  double nvme_Bps = 0;
+};
+
+const HostCostData& host_cost_data();
+
 // The embedded YAML texts (sim/hardware/data/kernels.yaml and cost_tables.yaml, at build time).
 const char* kernels_yaml();
 const char* cost_tables_yaml();
