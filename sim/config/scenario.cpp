@@ -52,8 +52,10 @@
 //   training.optimizer_state_precision  fp32 | bf16 (Adam moments; default fp32)
 //   training.flash_attention  bool (default true: fused attention, no s^2 scores kept)
 //   training.tp_comm_overlap  bool (default true: TP collectives overlapped with the GEMMs)
-//   training.attention_kernel default | fa1 | fa2 | fa3 (default: what a current stack runs on the GPU:
-//                             FA2 on A100, FA3 on Hopper; sim/hardware/data/cost_tables.yaml)
+//   training.attention_kernel default | fa1 | fa2 | fa3 | fa4 | cudnn (default: what a current stack
+//                             runs on the GPU: FA2 on A100, FA3 on Hopper, cuDNN on B200;
+//                             sim/hardware/data/cost_tables.yaml; a kernel the GPU has no table for
+//                             takes its default)
 //   engine.fidelity           auto | full | symmetric (default auto)
 //   engine.buckets            integer >= 0 (gradient buckets; default 0 = auto)
 //   engine.flow_classes       bool (default true): identical DP flows alone on their links simulated
@@ -683,7 +685,8 @@ class Reader {
     if (auto f = get(b, "flash_attention")) t.flash_attention = detail::to_bool(*f);
     if (auto f = get(b, "tp_comm_overlap")) t.tp_comm_overlap = detail::to_bool(*f);
     if (auto f = get(b, "attention_kernel"))
-      t.attention_kernel = choice(*f, {"default", "fa1", "fa2", "fa3"}, std::vector<std::string>{"", "fa1", "fa2", "fa3"});
+      t.attention_kernel = choice(*f, {"default", "fa1", "fa2", "fa3", "fa4", "cudnn"},
+                                  std::vector<std::string>{"", "fa1", "fa2", "fa3", "fa4", "cudnn"});
   }
 
   void read_reliability(const Block& top, Scenario& sc) {

@@ -701,6 +701,16 @@ TEST(LoadScenario, CrossEntropy) {
             "t.yaml:18:18: training.cross_entropy must be one of fused, torch, chunked, got 'liger'");
 }
 
+// training.attention_kernel: default | fa1 | fa2 | fa3 | fa4 | cudnn.
+TEST(LoadScenario, AttentionKernel) {
+  EXPECT_EQ(load_scenario_text(kBase, "t.yaml").training.attention_kernel, "");
+  EXPECT_EQ(load_scenario_text(kBase + "  attention_kernel: cudnn\n", "t.yaml").training.attention_kernel, "cudnn");
+  EXPECT_EQ(load_scenario_text(kBase + "  attention_kernel: fa4\n", "t.yaml").training.attention_kernel, "fa4");
+  EXPECT_EQ(error_of(kBase + "  attention_kernel: fa5\n"),
+            "t.yaml:18:21: training.attention_kernel must be one of default, fa1, fa2, fa3, fa4, cudnn, got 'fa5' "
+            "(did you mean 'fa1'?)");
+}
+
 TEST(ScenarioErrors, LayersPerStage) {
   const std::string lps = "  dp: 4\n  layers_per_stage: ";  // the list starts at line 16, column 21
   EXPECT_EQ(error_of(with("  dp: 4", lps + "[10, 10]")),

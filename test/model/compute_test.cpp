@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "hardware/gpu.hpp"
+#include "model/cost_data.hpp"
 #include "model/presets.hpp"
 
 namespace trainsim::model {
@@ -254,6 +255,21 @@ TEST(LayerTime, SynchronousTpAllReducesAreAllExposed) {
   EXPECT_LT(async.tp_comm_s, 3 * ar);  // the backward two mostly hidden
   EXPECT_NEAR(sync.forward_s, async.forward_s, 1e-12);
   EXPECT_NEAR(sync.backward_s - async.backward_s, sync.tp_comm_s - async.tp_comm_s, 1e-12);
+}
+
+// B200 attention (cost_tables.yaml): cuDNN by default, from cudnn-frontend's B200 benchmark (cuDNN
+// 9.13.1, causal, head dim 128): 1419.0 / 1108.7 TFLOP/s forward / backward at 32K over the 2250
+// peak; FA4 = the Hopper FA3 curve x the isolated FA4/FA3 ratio (1.88 at 8K) x 989.4 / 2250.
+TEST(AttentionTables, B200CudnnByDefaultAndFa4FromTheMeasuredRatio) {
+  const GpuCostData& b200 = gpu_cost_data(*hardware::find_gpu("b200"));
+  EXPECT_EQ(b200.default_attention, "cudnn");
+  EXPECT_NEAR(b200.attention_kernel("").fwd.at(32768), 1419.0 / 2250, 0.001);
+  EXPECT_NEAR(b200.attention_kernel("").bwd.at(32768), 1108.7 / 2250, 0.001);
+  const GpuCostData& h100 = gpu_cost_data(*hardware::find_gpu("h100-sxm"));
+  EXPECT_NEAR(b200.attention_kernel("fa4").fwd.at(8192), h100.attention_kernel("fa3").fwd.at(8192) * 1.88 * 989.4 / 2250, 0.001);
+  EXPECT_NEAR(b200.attention_kernel("fa4").bwd.at(8192), h100.attention_kernel("fa3").bwd.at(8192) * 1.88 * 989.4 / 2250, 0.001);
+  // A kernel the GPU has no table for takes its default.
+  EXPECT_EQ(&b200.attention_kernel("fa2"), &b200.attention_kernel(""));
 }
 
 TEST(Optimizer, AdamIsHbmBound) {
