@@ -96,11 +96,17 @@ TEST(Calibration, LeaveOneSourceOutAccuracy) {
   EXPECT_NEAR(shipped.p05_pct, all_loso.quantile(0.05), 0.006) << "update sim/hardware/data/accuracy.yaml step_time";
   EXPECT_NEAR(shipped.p95_pct, all_loso.quantile(0.95), 0.006) << "update sim/hardware/data/accuracy.yaml step_time";
   // Issue 13 asks for a leave-one-source-out mean |error| <= 5%, no row beyond 15% and a mean signed
-  // error within +-2%. Met: the bias (-0.3%). Not yet: the mean (6.0% over 124 rows; the IBM FSDP
-  // blog's 8 validation-only rows 7.6%; InternLM's and nanotron's SwiGLU costed as the two eager
-  // kernels their code runs moved those sources 0.3 and 0.8 points) and the rows beyond
-  // 15%: llm-foundry MPT-70B on 64 A100-40GB (+29%), MPT-7B on 8 H100 at 8K (-21%), InternLM's
-  // 1,024-GPU rows at 1 and 2 micro-batches (+28%, +24%) and its 512-GPU row at 2 (+15.5%).
+  // error within +-2%. Met: the bias (-1.0%). Not yet: the mean (7.2% over 138 rows; 5.96% over the
+  // 124 before ml-engineering's 14 validation-only rows, which average 18.6%) and the rows beyond
+  // 15%. ml-engineering's (Llama 3.1 8B on 8 H200 / 8 B200, DeepSpeed, 2026): the right-sized 8K
+  // steps within 5% on both GPUs; its ZeRO-3 sweep with CPU-offloaded Adam is 30% (H200) and 44%
+  // (B200) fast at 8K, where the host's Adam update dominates the step and trainsim's host
+  // throughput is an uncited assumption (cost_tables.yaml host), and 12-26% slow from 64K to 256K
+  // tokens, alike on both GPUs, where FlashAttention is 70-85% of the step and the kernel tables end
+  // at 16K (FA3) and 32K (FA4): the stack's in-step attention runs ~1.2x the isolated FA3 paper
+  // curve x the in-step factor. The others: llm-foundry MPT-70B on 64 A100-40GB (+29%), MPT-7B on 8
+  // H100 at 8K (-21%), InternLM's 1,024-GPU rows at 1 and 2 micro-batches (+28%, +24%) and its
+  // 512-GPU row at 2 (+15.5%).
   // InternLM's communication-bound rows say its all-reduce over 64-128 nodes of 4 x 100 Gb RoCE was
   // slower than the NIC model. llm-foundry's H100 rows pull two ways inside one table: its 2024
   // large-scale rows that ran the 2022 Triton FlashAttention (13B, 30B) are predicted 2-11% slow,
@@ -113,8 +119,9 @@ TEST(Calibration, LeaveOneSourceOutAccuracy) {
   // nodes and mid sizes, or a profile of these runs; the one found, nccl#1229, is prose).
   // The IBM rows ran eager PyTorch (training.elementwise: eager): without that term its H100 rows
   // were 14-28% fast; with it 6-11%, and its A100 rows with full checkpointing 9-14% slow.
-  EXPECT_LE(all_loso.mean_abs, 6.0);
-  EXPECT_LE(all_loso.max_abs, 29.5);
+  // The bounds keep what is reached.
+  EXPECT_LE(all_loso.mean_abs, 7.3);
+  EXPECT_LE(all_loso.max_abs, 44.6);
   EXPECT_LE(std::fabs(all_loso.mean_signed), 2.0);
   EXPECT_LE(held.mean_abs, 5.65);
 }
@@ -139,8 +146,8 @@ TEST(Calibration, TheReportedBandHoldsNinetyPercentOfMeasuredSteps) {
     else ++inside;
   }
   std::printf("measured step inside the band: %d of %zu (below %d, above %d)\n", inside, rows.size(), below, above);
-  // 5% of 124 below and above: 6.2 each, the percentiles interpolated between rows.
-  EXPECT_GE(inside, 110);
+  // 5% of 138 below and above: 6.9 each, the percentiles interpolated between rows.
+  EXPECT_GE(inside, 124);
   EXPECT_LE(below, 7);
   EXPECT_LE(above, 7);
 }
@@ -165,18 +172,22 @@ TEST(Calibration, TheShippedCoverageIsTheValidationSet) {
       << "update accuracy.yaml coverage.intra_fabrics";
   EXPECT_EQ(shipped.max_gpus, max_gpus) << "update accuracy.yaml coverage.max_gpus";
   EXPECT_EQ(shipped.moe, moe) << "update accuracy.yaml coverage.moe";
-  // A run of the set is inside; the PCIe GPT-3 scenario's fabric and a B200 are not.
+  // A run of the set is inside; the PCIe GPT-3 scenario's fabric and an MI300X are not (a B200 is,
+  // since ml-engineering's rows).
   const Row& first = rows.front();
   EXPECT_TRUE(model::outside_coverage(first.run.model, first.run.cluster).empty()) << first.run.id;
   hardware::ClusterSpec pcie = first.run.cluster;
   pcie.intra_fabric = hardware::IntraFabric::kPcie;
-  pcie.gpu = *hardware::find_gpu("b200");
+  pcie.gpu = *hardware::find_gpu("mi300x");
   pcie.nodes = 4096;
   const std::vector<std::string> out = model::outside_coverage(first.run.model, pcie);
   ASSERT_EQ(out.size(), 3u);
-  EXPECT_EQ(out[0].rfind("b200 GPUs", 0), 0u) << out[0];
+  EXPECT_EQ(out[0].rfind("mi300x GPUs", 0), 0u) << out[0];
   EXPECT_EQ(out[1].rfind("a pcie node fabric", 0), 0u) << out[1];
   EXPECT_EQ(out[2], "32768 GPUs (the largest published run: 16384)");
+  hardware::ClusterSpec b200 = first.run.cluster;
+  b200.gpu = *hardware::find_gpu("b200");
+  EXPECT_TRUE(model::outside_coverage(first.run.model, b200).empty());
 }
 
 // torch.compile's gain on the IBM runs (fms-fsdp README at ed74fd5 against the blog's eager rows,

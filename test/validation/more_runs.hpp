@@ -1,4 +1,4 @@
-// Scenarios built from more_runs.yaml (135 further published, measured LLM-training runs), in the same
+// Scenarios built from more_runs.yaml (157 further published, measured LLM-training runs), in the same
 // PublishedRun form as published_runs.hpp, each tagged with its source family (for leave-one-source-
 // out validation) and whether the file marks it unverified (read only via a secondary transcription).
 //
@@ -29,6 +29,9 @@
 //    per token, model_flops_per_step(model, B) / (B * seq_len).
 //  - internlm: TGS (tokens per GPU per second) converted as torchtitan; its printed TFLOPS (the
 //    Megatron SC21 formula, counting the recomputed forward under checkpointing) are not used.
+//  - ml-engineering: its TFLOPS are benchmark.py's estimate_tflos (6 x the linear weights incl. one
+//    vocab x hidden, + causal attention 6 s^2 d heads layers) over the step; the yaml derives the
+//    step and tokens per GPU per second from that formula, converted as torchtitan.
 //  - nemotron4: mfu_pct x 989.4 (catalog H100 dense bf16 peak; the report quotes 989).
 //  - megatron-lm-readme (r0.8.0 table): tflops_per_gpu as printed (model FLOPs, no recompute).
 //  - nanotron: mfu_pct x 989.4 (peak not printed; nanotron computes MFU against H100 dense bf16).
@@ -122,6 +125,12 @@
 //  - ibm-fsdp (IBM's FSDP blog, fms-fsdp README): Llama-style, FSDP1 zero 3 (HSDP: shard_degree =
 //    the node), bf16 reduction, SDPA FA2; eager element-wise kernels (norm included) unless the row
 //    ran torch.compile; interconnect read per node as 100 Gb/s NICs. Validation only.
+//  - ml-engineering (stas00/ml-engineering "When Is It Worth Upgrading GPUs?", benchmark.py and
+//    bench_decompose.py at 744d01e): Llama 3.1 8B on one 8-GPU H200 or B200 node, DeepSpeed ZeRO as
+//    printed with overlap_comm and bf16 reduction, CPU Adam where offloaded, HF checkpointing of
+//    every layer (full), Liger-Kernel (fused norm / RoPE / SwiGLU, chunked cross-entropy) or HF's
+//    eager kernels and float32 logits without it, FA3 on H200 and FA4 on B200 (HF's choice).
+//    Validation only.
 //  - olmo-core: Llama-style (SwiGLU, dims as printed, vocab the printed 100278); HSDP is taken as
 //    zero 3 over all ranks (its shard group size is not printed; every row is skipped anyway: no
 //    GPU count), like FSDP; bf16 unless "fp8"; no recompute; flash attention on.
@@ -145,7 +154,7 @@ namespace trainsim::validation {
 
 struct MoreRun {
   PublishedRun run;
-  std::string source_family;  // llama3, llm-foundry, torchtitan, nemotron4, megatron-lm-readme, nanotron, fp8-lm, olmo-core, internlm
+  std::string source_family;  // llama3, llm-foundry, torchtitan, nemotron4, megatron-lm-readme, nanotron, fp8-lm, olmo-core, internlm, ibm-fsdp, ml-engineering
   bool unverified = false;    // source.unverified: read only via a secondary transcription
 };
 
@@ -194,6 +203,7 @@ inline std::string family(const YAML::Node& source) {
   if (contains(p, "nanotron")) return "nanotron";
   if (contains(p, "InternLM")) return "internlm";
   if (contains(p, "Maximizing training throughput using PyTorch FSDP") || contains(p, "fms-fsdp README")) return "ibm-fsdp";
+  if (contains(p, "ml-engineering")) return "ml-engineering";
   return "";
 }
 
@@ -204,6 +214,7 @@ inline std::optional<hardware::GpuSpec> gpu_for(const std::string& name) {
   // its peak is not published, and costing it as an 80 GB SXM part overstates it.
   if (contains(name, "H100") && (contains(name, "96 GB") || contains(name, "500 W"))) return std::nullopt;
   if (contains(name, "H100")) return hardware::find_gpu("h100-sxm");
+  if (contains(name, "B200")) return hardware::find_gpu("b200");
   return std::nullopt;
 }
 
@@ -337,7 +348,8 @@ inline std::vector<MoreRun> load_more_runs(const std::string& path, std::vector<
     r.model.vocab = static_cast<int64_t>(leading_number(m["vocab"]).value_or(0));
     r.model.ffn_hidden = static_cast<int64_t>(number(m["ffn_hidden"]).value_or(0));
     r.model.tied_embeddings = more_detail::flag(m["tied_embeddings"]);
-    const bool llama_like = fam == "llama3" || fam == "torchtitan" || fam == "nanotron" || fam == "olmo-core" || fam == "internlm" || fam == "ibm-fsdp";
+    const bool llama_like = fam == "llama3" || fam == "torchtitan" || fam == "nanotron" || fam == "olmo-core" || fam == "internlm" || fam == "ibm-fsdp" ||
+                            fam == "ml-engineering";
     if (llama_like) {
       r.model.ffn = model::Ffn::kSwiglu;
       if (r.model.vocab == 0 || r.model.ffn_hidden == 0) detail::fill_llama(r.model, arch);
@@ -547,6 +559,26 @@ inline std::vector<MoreRun> load_more_runs(const std::string& path, std::vector<
       r.train.grad_reduce_fp32 = false;
       r.par.sequence_parallel = false;
       r.train.tp_comm_overlap = false;
+    } else if (fam == "ml-engineering") {
+      // benchmark.py / bench_decompose.py at 744d01e: DeepSpeed ZeRO as printed (stage 2 or 3,
+      // overlap_comm: the reduction under the backward), bf16 without communication_data_type:
+      // gradients reduced in bf16; AdamW on the CPU where offload_optimizer is set (DeepSpeed CPU
+      // Adam); HF gradient checkpointing = every decoder layer recomputed (full). Liger-Kernel
+      // (USE_LIGER 1, the sweep): fused RMSNorm, RoPE, SwiGLU and the fused linear cross-entropy;
+      // without it (the decomposition row) HF's eager LlamaRMSNorm (float32), rotate_half RoPE,
+      // act(gate) * up and float32 logits. Attention: FA3 on Hopper, FA4 on Blackwell (HF
+      // attn_implementation auto-selected per GPU).
+      r.par.recompute = printed_recompute;
+      r.par.zero = contains(zero_text, "ZeRO-3") ? 3 : 2;
+      r.par.overlap_grad_reduce = true;
+      r.train.grad_reduce_fp32 = false;
+      if (lower(text(par["offload"])) == "cpu") r.train.offload = model::Offload::kCpu;
+      const bool liger = more_detail::flag(par["liger_kernel"]);
+      r.train.eager_elementwise = r.train.eager_norm = r.train.eager_activation = !liger;
+      r.train.cross_entropy = liger ? model::CrossEntropy::kChunked : model::CrossEntropy::kTorch;
+      r.train.attention_kernel = spec->name == "b200" ? "fa4" : "fa3";
+      r.par.sequence_parallel = false;
+      r.train.tp_comm_overlap = false;
     } else {  // olmo-core: HSDP taken as zero 3 over all ranks (shard group size not printed)
       r.par.recompute = printed_recompute;
       r.par.zero = 3;
@@ -594,6 +626,10 @@ inline std::vector<MoreRun> load_more_runs(const std::string& path, std::vector<
       else if (mfu) measured = *mfu / 100 * spec->peak_flops(r.train.precision) / 1e12;
     } else if (fam == "nemotron4" || fam == "nanotron") {
       if (mfu) measured = *mfu / 100 * spec->peak_bf16_flops / 1e12;
+    } else if (fam == "ml-engineering") {
+      // Printed TFLOPS are benchmark.py's estimate_tflos (causal attention, vocab x hidden once) over
+      // the step: the step time (derived in the yaml from that formula) as tokens per GPU per second.
+      if (const auto derived_tps = number(e["derived"]["tokens_per_s_per_gpu"])) measured = *derived_tps * flops_per_token / 1e12;
     } else {  // torchtitan, olmo-core, internlm (TGS)
       if (tps) measured = *tps * flops_per_token / 1e12;
     }
