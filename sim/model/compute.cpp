@@ -661,15 +661,13 @@ double optimizer_time_s(double params, const TrainingSpec& train, const hardware
   // Adam: read+write fp32 master, m, v (24), read the gradient, write the 16-bit copy.
   // SGD: read+write master and momentum (16), read the gradient, write the copy.
   const double state_bytes = train.optimizer == Optimizer::kAdam ? 24 : 16;
-  switch (train.offload) {
-    case Offload::kNone: return memory_time_s(cluster.gpu, params * (state_bytes + g + copy), c);
-    case Offload::kCpu:
-      return params * (g + copy) / cluster.gpu.pcie_bandwidth_Bps + params * (state_bytes + g + copy) / host_cost_data().cpu_optimizer_Bps;
-    case Offload::kNvme:
-      return params * (g + copy) / cluster.gpu.pcie_bandwidth_Bps + params * (state_bytes + g + copy) / host_cost_data().cpu_optimizer_Bps +
-             params * state_bytes / host_cost_data().nvme_Bps;
-  }
-  return 0;
+  if (train.offload == Offload::kNone) return memory_time_s(cluster.gpu, params * (state_bytes + g + copy), c);
+  // Offloaded: the gradients down and the 16-bit weights back over PCIe, the update on the host;
+  // from NVMe the states are read and written once more.
+  const HostCostData& host = host_cost_data();
+  const double on_host =
+      params * (g + copy) / cluster.gpu.pcie_bandwidth_Bps + params * (state_bytes + g + copy) / host.cpu_optimizer_Bps;
+  return train.offload == Offload::kNvme ? on_host + params * state_bytes / host.nvme_Bps : on_host;
 }
 
 }  // namespace trainsim::model
