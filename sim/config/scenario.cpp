@@ -53,7 +53,8 @@
 //   training.flash_attention  bool (default true: fused attention, no s^2 scores kept)
 //   training.tp_comm_overlap  bool (default true: TP collectives overlapped with the GEMMs)
 //   training.attention_kernel default | fa1 | fa2 | fa3 | fa4 | cudnn (default: what a current stack
-//                             runs on the GPU: FA2 on A100, FA3 on Hopper, cuDNN on B200;
+//                             runs on the GPU: FA2 on A100, cuDNN (Transformer Engine's
+//                             choice) on Hopper and B200;
 //                             sim/hardware/data/cost_tables.yaml; a kernel the GPU has no table for
 //                             takes its default)
 //   engine.fidelity           auto | full | symmetric (default auto)

@@ -252,7 +252,7 @@ struct TrainingSpec {
   // never whole; one chunk of tokens at a time, the input's and the weight's gradients made in the
   // forward (model/memory.cpp). training.cross_entropy: fused | torch | chunked.
   CrossEntropy cross_entropy = CrossEntropy::kFused;
-  std::string attention_kernel;  // fused attention kernel: "fa2" | "fa3"; "" = what a current stack runs on the GPU
+  std::string attention_kernel;  // fused attention kernel: "fa1" .. "fa4", "cudnn"; "" = what a current stack runs on the GPU
   // Element-wise work (time only; cost_tables.yaml elementwise). Fused (the default: Megatron-Core /
   // Transformer Engine, torch.compile): one kernel per norm, activation and rotary embedding.
   // Eager (training.elementwise: eager): PyTorch eager mode, one kernel per operator as the Llama

@@ -272,6 +272,24 @@ TEST(AttentionTables, B200CudnnByDefaultAndFa4FromTheMeasuredRatio) {
   EXPECT_EQ(&b200.attention_kernel("fa2"), &b200.attention_kernel(""));
 }
 
+// Hopper's three kernels from one 2026 run on one H100 (kernels.yaml h100-sxm attention
+// measured_2026, magi-h100-kernels, causal d128), relative to the 989.4 TFLOP/s dense peak; cuDNN,
+// which Transformer Engine prefers on Hopper, by default; beyond the last point (32K) its value.
+TEST(AttentionTables, HopperFromOneMeasurementOfFa3CudnnAndFa2) {
+  const GpuCostData& h100 = gpu_cost_data(*hardware::find_gpu("h100-sxm"));
+  EXPECT_EQ(h100.default_attention, "cudnn");
+  EXPECT_NEAR(h100.attention_kernel("").fwd.at(8192), 537.1 / 989.4, 0.001);
+  EXPECT_NEAR(h100.attention_kernel("").bwd.at(8192), 426.1 / 989.4, 0.001);
+  EXPECT_NEAR(h100.attention_kernel("fa3").fwd.at(32768), 679.5 / 989.4, 0.001);
+  EXPECT_NEAR(h100.attention_kernel("fa3").bwd.at(131072), 585.8 / 989.4, 0.001);
+  EXPECT_NEAR(h100.attention_kernel("fa2").bwd.at(16384), 322.3 / 989.4, 0.001);
+  // Below 4K the FA3 paper's forward bars (16K tokens per batch): 423 TFLOP/s at 1K.
+  EXPECT_NEAR(h100.attention_kernel("fa3").fwd.at(1024), 423.0 / 989.4, 0.001);
+  // The H200 is the same die: the same tables.
+  const GpuCostData& h200 = gpu_cost_data(*hardware::find_gpu("h200"));
+  EXPECT_DOUBLE_EQ(h200.attention_kernel("fa3").bwd.at(32768), h100.attention_kernel("fa3").bwd.at(32768));
+}
+
 TEST(Optimizer, AdamIsHbmBound) {
   TrainingSpec t;
   const auto cl = h100_cluster();

@@ -56,7 +56,7 @@
 //    docstring puts it slightly below FlashAttention-1 forward + backward: kernels.yaml
 //    fa1-for-triton; a row printing attn_impl flash, the 2024 large-scale table's sweep.py, FA2), FA2 for nanotron and torchtitan (flash-attn 2 / SDPA) and for
 //    Llama 3 (the paper names no kernel; its pre-training ran before FlashAttention-3 was published,
-//    arXiv:2407.08608, July 2024), the GPU's default (FA3-class on Hopper) for the Megatron-based
+//    arXiv:2407.08608, July 2024), the GPU's default (cuDNN fused attention on Hopper) for the Megatron-based
 //    stacks.
 //  - Gradients reduced in fp32 (training.grad_reduce_fp32) where the stack does: llm-foundry's 2024
 //    large-scale table (composer 0.17: "DEFAULT" reduces in float32, "PURE" in bf16; the 2023
@@ -418,7 +418,8 @@ inline std::vector<MoreRun> load_more_runs(const std::string& path, std::vector<
     // The attention kernel each stack ran (rules above): llm-foundry's 2023 tables the 2022 Triton
     // FlashAttention (FA1-class), nanotron the flash-attn 2 package, torchtitan PyTorch SDPA's flash
     // backend (FlashAttention-2), Llama 3 FA2-class; the Megatron/NeMo/TE stacks (Megatron-Core r0.8,
-    // Nemotron-4) the generation's default (cuDNN fused attention, FA3-class, on Hopper).
+    // Nemotron-4) the generation's default: cuDNN fused attention on Hopper, which Transformer Engine
+    // prefers there (cost_tables.yaml, te-attention-backend).
     if (fam == "nanotron" || fam == "torchtitan" || fam == "llama3") r.train.attention_kernel = "fa2";
     if (fam == "internlm") r.train.attention_kernel = "fa1";  // flash-attn 1.0.x (its third_party pin)
     if (fam == "ibm-fsdp") r.train.attention_kernel = "fa2";  // "SDPA FlashAttention v2" (the blog)
