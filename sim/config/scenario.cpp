@@ -56,7 +56,7 @@
 //                             runs on the GPU: FA2 on A100, cuDNN (Transformer Engine's
 //                             choice) on Hopper and B200;
 //                             sim/hardware/data/cost_tables.yaml; a kernel the GPU has no table for
-//                             takes its default)
+//                             takes its default, and a note says so)
 //   engine.fidelity           auto | full | symmetric (default auto)
 //   engine.buckets            integer >= 0 (gradient buckets; default 0 = auto)
 //   engine.flow_classes       bool (default true): identical DP flows alone on their links simulated
@@ -84,6 +84,7 @@
 #include <sstream>
 
 #include "config/yaml_fields.hpp"
+#include "model/cost_data.hpp"
 #include "model/memory.hpp"
 #include "model/presets.hpp"
 #include "parallel/layer_split.hpp"
@@ -938,6 +939,14 @@ class Reader {
     if (!(c.gpu.peak_flops(t.precision) > 0))
       fail(at("training.precision"), "training.precision: GPU '" + c.gpu.name + "' has no " +
                                          model::to_string(t.precision) + " peak");
+
+    // A kernel the GPU has no measurement for is costed as the GPU's default: the report says so.
+    if (t.flash_attention && !t.attention_kernel.empty()) {
+      const model::GpuCostData& kernels = model::gpu_cost_data(c.gpu);
+      if (kernels.attention.count(t.attention_kernel) == 0)
+        notes_.push_back("training.attention_kernel = " + t.attention_kernel + ": no measurement on " + c.gpu.name +
+                         "; its default (" + kernels.default_attention + ") is costed");
+    }
 
     if (sc.stragglers && sc.stragglers->count > gpus)
       fail(at("stragglers.count"), "stragglers.count = " + str(sc.stragglers->count) + " is more than the cluster's " +

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -706,6 +707,17 @@ TEST(LoadScenario, AttentionKernel) {
   EXPECT_EQ(load_scenario_text(kBase, "t.yaml").training.attention_kernel, "");
   EXPECT_EQ(load_scenario_text(kBase + "  attention_kernel: cudnn\n", "t.yaml").training.attention_kernel, "cudnn");
   EXPECT_EQ(load_scenario_text(kBase + "  attention_kernel: fa4\n", "t.yaml").training.attention_kernel, "fa4");
+  // FA4 has no H100 measurement (cost_tables.yaml): the H100's default, cuDNN, is costed, and a note
+  // says so; a kernel the GPU has, or none named, gives no such note.
+  const auto kernel_note = [](const Scenario& sc) {
+    const auto it = std::find_if(sc.notes.begin(), sc.notes.end(),
+                                 [](const std::string& n) { return n.rfind("training.attention_kernel", 0) == 0; });
+    return it == sc.notes.end() ? std::string() : *it;
+  };
+  EXPECT_EQ(kernel_note(load_scenario_text(kBase + "  attention_kernel: fa4\n", "t.yaml")),
+            "training.attention_kernel = fa4: no measurement on h100-sxm; its default (cudnn) is costed");
+  EXPECT_EQ(kernel_note(load_scenario_text(kBase + "  attention_kernel: fa3\n", "t.yaml")), "");
+  EXPECT_EQ(kernel_note(load_scenario_text(kBase, "t.yaml")), "");
   EXPECT_EQ(error_of(kBase + "  attention_kernel: fa5\n"),
             "t.yaml:18:21: training.attention_kernel must be one of default, fa1, fa2, fa3, fa4, cudnn, got 'fa5' "
             "(did you mean 'fa1'?)");
