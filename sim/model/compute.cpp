@@ -663,11 +663,12 @@ double optimizer_time_s(double params, const TrainingSpec& train, const hardware
   const double state_bytes = train.optimizer == Optimizer::kAdam ? 24 : 16;
   if (train.offload == Offload::kNone) return memory_time_s(cluster.gpu, params * (state_bytes + g + copy), c);
   // Offloaded: the gradients down and the 16-bit weights back over PCIe, the update on the host;
-  // from NVMe the states are read and written once more.
+  // from NVMe the states are read in (half the state bytes) and written back (the other half).
   const HostCostData& host = host_cost_data();
   const double on_host =
       params * (g + copy) / cluster.gpu.pcie_bandwidth_Bps + params * (state_bytes + g + copy) / host.cpu_optimizer_Bps;
-  return train.offload == Offload::kNvme ? on_host + params * state_bytes / host.nvme_Bps : on_host;
+  if (train.offload != Offload::kNvme) return on_host;
+  return on_host + params * state_bytes / 2 * (1 / host.nvme_read_Bps + 1 / host.nvme_write_Bps);
 }
 
 }  // namespace trainsim::model

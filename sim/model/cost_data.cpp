@@ -150,8 +150,10 @@ const Tables& tables() {
       bad("elementwise.{rmsnorm_eager,rope_eager,rope_fused,swiglu_eager,attention_layout_eager} must be > 0");
     const YAML::Node h = root["host"];
     t.host.cpu_optimizer_Bps = h["cpu_optimizer_GBps"].as<double>() * 1e9;
-    t.host.nvme_Bps = h["nvme_GBps"].as<double>() * 1e9;
-    if (!(t.host.cpu_optimizer_Bps > 0 && t.host.nvme_Bps > 0)) bad("host.{cpu_optimizer_GBps,nvme_GBps} must be > 0");
+    t.host.nvme_read_Bps = h["nvme_read_GBps"].as<double>() * 1e9;
+    t.host.nvme_write_Bps = h["nvme_write_GBps"].as<double>() * 1e9;
+    if (!(t.host.cpu_optimizer_Bps > 0 && t.host.nvme_read_Bps > 0 && t.host.nvme_write_Bps > 0))
+      bad("host.{cpu_optimizer_GBps,nvme_read_GBps,nvme_write_GBps} must be > 0");
     return t;
   }();
   return kTables;

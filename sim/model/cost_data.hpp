@@ -96,10 +96,11 @@ struct ElementwiseCostData {
 const ElementwiseCostData& elementwise_cost_data();
 
 // The host side of optimizer offload (cost_tables.yaml host): the update's throughput per GPU's
-// share of the host, and NVMe bandwidth per GPU when the states live on NVMe.
+// share of the host, and NVMe read and write bandwidth per GPU when the states live on NVMe.
 struct HostCostData {
   double cpu_optimizer_Bps = 0;  // optimizer-state bytes the host updates per second, per GPU
-  double nvme_Bps = 0;
+  double nvme_read_Bps = 0;
+  double nvme_write_Bps = 0;
 };
 
 const HostCostData& host_cost_data();
