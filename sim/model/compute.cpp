@@ -53,7 +53,8 @@ const GemmTable& gemm_table(const GpuCostData& data, Precision p) {
 // NVLink-bridge pairs joined over PCIe) runs at the PCIe curve. NVSwitch gen3+ (NVLink4, 450 GB/s
 // per direction and up) reduces in the switch (NVLS): it helps all-reduce and reduce-scatter only.
 FabricKind fabric_kind(const hardware::ClusterSpec& cluster, Kind kind, const hardware::RingShare& share) {
-  if (!share.nvlink_only) return FabricKind::kPcie;
+  if (!share.nvlink_only)
+    return cluster.intra_fabric == hardware::IntraFabric::kNvlinkBridge ? FabricKind::kPcieBridgedPairs : FabricKind::kPcie;
   const bool reduction = kind == Kind::kAllReduce || kind == Kind::kReduceScatter;
   const bool nvls = cluster.intra_fabric == hardware::IntraFabric::kNvswitch && cluster.gpu.nvlink_bandwidth_Bps >= 450e9;
   return reduction && nvls ? FabricKind::kNvswitchNvls : FabricKind::kNvswitch;

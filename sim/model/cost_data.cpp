@@ -133,6 +133,7 @@ const Tables& tables() {
     cd.nvswitch_nvls = read_intra(c["intra"]["nvswitch_nvls"], "collectives.intra.nvswitch_nvls");
     cd.nvswitch = read_intra(c["intra"]["nvswitch"], "collectives.intra.nvswitch");
     cd.pcie = read_intra(c["intra"]["pcie"], "collectives.intra.pcie");
+    cd.pcie_bridged_pairs = read_intra(c["intra"]["pcie_bridged_pairs"], "collectives.intra.pcie_bridged_pairs");
     cd.net_efficiency = read_curve(c["net_efficiency"], "collectives.net_efficiency");
     if (cd.net_efficiency.empty()) bad("collectives.net_efficiency missing");
     cd.all_to_all_nvlink = c["all_to_all"]["nvlink"].as<double>();
@@ -255,6 +256,7 @@ const IntraCollectiveData& CollectiveCostData::intra(FabricKind f) const {
     case FabricKind::kNvswitchNvls: return nvswitch_nvls;
     case FabricKind::kNvswitch: return nvswitch;
     case FabricKind::kPcie: return pcie;
+    case FabricKind::kPcieBridgedPairs: return pcie_bridged_pairs;
   }
   return nvswitch;
 }

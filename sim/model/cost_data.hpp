@@ -54,7 +54,8 @@ struct GpuCostData {
 // 16-bit peak is nearest its own.
 const GpuCostData& gpu_cost_data(const hardware::GpuSpec& gpu);
 
-enum class FabricKind { kNvswitchNvls, kNvswitch, kPcie };
+// kPcieBridgedPairs: a ring that crosses PCIe between NVLink-bridged pairs (half its hops NVLink).
+enum class FabricKind { kNvswitchNvls, kNvswitch, kPcie, kPcieBridgedPairs };
 
 // NCCL inside one node: bus bandwidth / per-direction link bandwidth against message size, per
 // collective, measured on 8-GPU servers.
@@ -64,7 +65,7 @@ struct IntraCollectiveData {
 };
 
 struct CollectiveCostData {
-  IntraCollectiveData nvswitch_nvls, nvswitch, pcie;
+  IntraCollectiveData nvswitch_nvls, nvswitch, pcie, pcie_bridged_pairs;
   // NCCL ring, Simple protocol (src/graph/tuning.cc): base latency once per call, then one hop
   // latency per algorithm step, by link type.
   double base_latency_s = 0;
