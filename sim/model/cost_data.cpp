@@ -153,8 +153,10 @@ const Tables& tables() {
     t.host.cpu_optimizer_Bps = h["cpu_optimizer_GBps"].as<double>() * 1e9;
     t.host.nvme_read_Bps = h["nvme_read_GBps"].as<double>() * 1e9;
     t.host.nvme_write_Bps = h["nvme_write_GBps"].as<double>() * 1e9;
+    t.host.pcie_copy_efficiency = h["pcie_copy_efficiency"].as<double>();
     if (!(t.host.cpu_optimizer_Bps > 0 && t.host.nvme_read_Bps > 0 && t.host.nvme_write_Bps > 0))
       bad("host.{cpu_optimizer_GBps,nvme_read_GBps,nvme_write_GBps} must be > 0");
+    if (!(t.host.pcie_copy_efficiency > 0 && t.host.pcie_copy_efficiency <= 1)) bad("host.pcie_copy_efficiency must be in (0, 1]");
     return t;
   }();
   return kTables;

@@ -102,6 +102,7 @@ struct HostCostData {
   double cpu_optimizer_Bps = 0;  // optimizer-state bytes the host updates per second, per GPU
   double nvme_read_Bps = 0;
   double nvme_write_Bps = 0;
+  double pcie_copy_efficiency = 0;  // a pinned host <-> GPU copy's rate / the GPU's x16 link rate
 };
 
 const HostCostData& host_cost_data();

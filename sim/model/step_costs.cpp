@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "model/compute.hpp"
+#include "model/cost_data.hpp"
 #include "model/flops.hpp"
 #include "model/transformer.hpp"
 
@@ -59,12 +60,12 @@ StepCosts compute_step_costs(const ModelSpec& model, const ParallelSpec& par, co
   const LayerTime moe_kept = !moe ? kept : par.recompute == Recompute::kNone ? moe_layer : layer_time(model, whole, train, cluster, cal, true);
   // CPU activation offload: each offloaded layer's activations cross the GPU's PCIe link to the
   // host under the next layer's forward, and back under the previous layer's backward; what the
-  // layer's compute cannot cover shows, per offloaded layer. The link runs at the catalog's x16
-  // rate per direction: a bound (pinned copies achieve less; no measurement is collected yet), so
-  // the exposed time is a lower bound too.
+  // layer's compute cannot cover shows, per offloaded layer. The copies run at what a pinned copy
+  // achieves of the catalog's x16 rate (cost_tables.yaml host.pcie_copy_efficiency, measured).
   double offload_fwd = 0, offload_bwd = 0;
   if (par.activation_offload_layers > 0 && cluster.gpu.pcie_bandwidth_Bps > 0) {
-    const double copy = layer_activation_bytes(model, par, train) / cluster.gpu.pcie_bandwidth_Bps;
+    const double copy = layer_activation_bytes(model, par, train) /
+                        (cluster.gpu.pcie_bandwidth_Bps * host_cost_data().pcie_copy_efficiency);
     offload_fwd = std::max(0.0, copy - layer.forward_s);
     offload_bwd = std::max(0.0, copy - layer.backward_s);
   }
