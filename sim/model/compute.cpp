@@ -49,8 +49,9 @@ const GemmTable& gemm_table(const GpuCostData& data, Precision p) {
   return p == Precision::kFp8 && data.gemm8.plateau > 0 ? data.gemm8 : data.gemm16;
 }
 
-// The measured curve for a collective on the node's fabric: a ring that leaves NVLink (PCIe, or
-// NVLink-bridge pairs joined over PCIe) runs at the PCIe curve. NVSwitch gen3+ (NVLink4, 450 GB/s
+// The measured curve for a collective on the node's fabric: a ring of PCIe hops runs at the PCIe
+// curve; one that joins NVLink-bridged pairs over PCIe at the curve measured on such pairs, where
+// every other hop is NVLink (cost_tables.yaml pcie_bridged_pairs). NVSwitch gen3+ (NVLink4, 450 GB/s
 // per direction and up) reduces in the switch (NVLS): it helps all-reduce and reduce-scatter only.
 FabricKind fabric_kind(const hardware::ClusterSpec& cluster, Kind kind, const hardware::RingShare& share) {
   if (!share.nvlink_only)
