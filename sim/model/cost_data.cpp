@@ -109,12 +109,33 @@ const Tables& tables() {
       if (!kernels[from]) bad(w + ".gemm_from: no GPU '" + from + "' in kernels.yaml");
       d.gemm16 = read_gemm(kernels[from], "bf16", "kernels.yaml gpus." + from);
       d.gemm8 = read_gemm(kernels[from], "fp8", "kernels.yaml gpus." + from);
+      // A GPU measured at its plateau only can name the one whose shape dependence it shares
+      // (kernels.yaml gemm.shapes_from: the same die at another power limit), relative to the plateaus.
+      if (const YAML::Node sf = kernels[from]["gemm"]["shapes_from"]) {
+        const std::string donor = sf.as<std::string>();
+        if (!kernels[donor]) bad("kernels.yaml gpus." + from + ".gemm.shapes_from: no GPU '" + donor + "'");
+        for (auto [t, prec] : {std::pair{&d.gemm16, "bf16"}, std::pair{&d.gemm8, "fp8"}}) {
+          const GemmTable dt = read_gemm(kernels[donor], prec, "kernels.yaml gpus." + donor);
+          if (t->plateau <= 0 || !t->shapes.empty() || dt.plateau <= 0) continue;
+          for (auto s : dt.shapes) {
+            s[3] *= t->plateau / dt.plateau;
+            t->shapes.push_back(s);
+          }
+        }
+      }
+      // attention_scale: a GPU with no attention measurement of its own takes another's curves
+      // times a measured throughput ratio (the fraction is of this GPU's peak).
+      const double attention_scale = n["attention_scale"] ? n["attention_scale"].as<double>() : 1.0;
+      if (!(attention_scale > 0 && attention_scale <= 1)) bad(w + ".attention_scale must be in (0, 1]");
       d.default_attention = n["attention"]["default"].as<std::string>();
       for (const auto& k : n["attention"]) {
         const std::string name = k.first.as<std::string>();
         if (name == "default") continue;
-        d.attention[name] = {read_curve(k.second["fwd"], w + ".attention." + name + ".fwd"),
-                             read_curve(k.second["bwd"], w + ".attention." + name + ".bwd")};
+        GpuCostData::Attention a{read_curve(k.second["fwd"], w + ".attention." + name + ".fwd"),
+                          read_curve(k.second["bwd"], w + ".attention." + name + ".bwd")};
+        for (Curve* c : {&a.fwd, &a.bwd})
+          for (auto& p : c->points) p.second *= attention_scale;
+        d.attention[name] = a;
       }
       const auto def = d.attention.find(d.default_attention);
       if (d.gemm16.plateau <= 0 || def == d.attention.end() || def->second.fwd.empty() || def->second.bwd.empty() ||
