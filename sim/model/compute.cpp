@@ -656,6 +656,10 @@ EndTime output_time(const ModelSpec& model, const ParallelSpec& par, const Train
   return e;
 }
 
+double host_copy_Bps(const hardware::GpuSpec& gpu) {
+  return gpu.pcie_bandwidth_Bps * host_cost_data().pcie_copy_efficiency;
+}
+
 double optimizer_time_s(double params, const TrainingSpec& train, const hardware::ClusterSpec& cluster,
                         const Calibration& c) {
   const double g = grad_bytes_per_param(train);
@@ -667,8 +671,8 @@ double optimizer_time_s(double params, const TrainingSpec& train, const hardware
   // Offloaded: the gradients down and the 16-bit weights back over PCIe, the update on the host;
   // from NVMe the states are read in (half the state bytes) and written back (the other half).
   const HostCostData& host = host_cost_data();
-  const double on_host = params * (g + copy) / (cluster.gpu.pcie_bandwidth_Bps * host.pcie_copy_efficiency) +
-                         params * (state_bytes + g + copy) / host.cpu_optimizer_Bps;
+  const double on_host =
+      params * (g + copy) / host_copy_Bps(cluster.gpu) + params * (state_bytes + g + copy) / host.cpu_optimizer_Bps;
   if (train.offload != Offload::kNvme) return on_host;
   return on_host + params * state_bytes / 2 * (1 / host.nvme_read_Bps + 1 / host.nvme_write_Bps);
 }

@@ -126,6 +126,10 @@ EndTime embedding_time(const ModelSpec& model, const ParallelSpec& par, const Tr
 EndTime output_time(const ModelSpec& model, const ParallelSpec& par, const TrainingSpec& train,
                     const hardware::ClusterSpec& cluster, const Calibration& c = default_calibration());
 
+// What a pinned copy between the host and this GPU moves per second, per direction: its x16 link
+// at cost_tables.yaml host.pcie_copy_efficiency (optimizer and activation offload).
+double host_copy_Bps(const hardware::GpuSpec& gpu);
+
 // Optimizer step over `params` parameters on one GPU: HBM-bound over its states (Adam: fp32 master,
 // m, v, gradient, 16-bit copy; SGD: master, momentum, gradient, copy); with offload the gradients go
 // to the host and the 16-bit weights come back over PCIe, and the host update runs at

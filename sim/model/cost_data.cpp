@@ -48,6 +48,14 @@ GemmTable read_gemm(const YAML::Node& gpu, const std::string& precision, const s
   return t;
 }
 
+// `donor`'s measured shapes, scaled from its plateau to `t`'s: the shape dependence `t` lacks.
+void add_scaled_shapes(GemmTable& t, const GemmTable& donor) {
+  for (auto s : donor.shapes) {
+    s[3] *= t.plateau / donor.plateau;
+    t.shapes.push_back(s);
+  }
+}
+
 // A GPU measured only at its plateau takes the shape dependence of the nearest GPU (by 16-bit
 // plateau) that has a grid, relative to that GPU's plateau.
 void borrow_gemm_shapes(std::map<std::string, GpuCostData>& gpus) {
@@ -65,11 +73,7 @@ void borrow_gemm_shapes(std::map<std::string, GpuCostData>& gpus) {
           donor = &ot;
         }
       }
-      if (donor == nullptr) continue;
-      for (auto s : donor->shapes) {
-        s[3] *= t->plateau / donor->plateau;
-        t->shapes.push_back(s);
-      }
+      if (donor != nullptr) add_scaled_shapes(*t, *donor);
     }
   }
 }
@@ -116,11 +120,7 @@ const Tables& tables() {
         if (!kernels[donor]) bad("kernels.yaml gpus." + from + ".gemm.shapes_from: no GPU '" + donor + "'");
         for (auto [t, prec] : {std::pair{&d.gemm16, "bf16"}, std::pair{&d.gemm8, "fp8"}}) {
           const GemmTable dt = read_gemm(kernels[donor], prec, "kernels.yaml gpus." + donor);
-          if (t->plateau <= 0 || !t->shapes.empty() || dt.plateau <= 0) continue;
-          for (auto s : dt.shapes) {
-            s[3] *= t->plateau / dt.plateau;
-            t->shapes.push_back(s);
-          }
+          if (t->plateau > 0 && t->shapes.empty() && dt.plateau > 0) add_scaled_shapes(*t, dt);
         }
       }
       // attention_scale: a GPU with no attention measurement of its own takes another's curves

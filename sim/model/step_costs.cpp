@@ -5,7 +5,6 @@
 #include <algorithm>
 
 #include "model/compute.hpp"
-#include "model/cost_data.hpp"
 #include "model/flops.hpp"
 #include "model/transformer.hpp"
 
@@ -64,8 +63,7 @@ StepCosts compute_step_costs(const ModelSpec& model, const ParallelSpec& par, co
   // achieves of the catalog's x16 rate (cost_tables.yaml host.pcie_copy_efficiency, measured).
   double offload_fwd = 0, offload_bwd = 0;
   if (par.activation_offload_layers > 0 && cluster.gpu.pcie_bandwidth_Bps > 0) {
-    const double copy = layer_activation_bytes(model, par, train) /
-                        (cluster.gpu.pcie_bandwidth_Bps * host_cost_data().pcie_copy_efficiency);
+    const double copy = layer_activation_bytes(model, par, train) / host_copy_Bps(cluster.gpu);
     offload_fwd = std::max(0.0, copy - layer.forward_s);
     offload_bwd = std::max(0.0, copy - layer.backward_s);
   }
