@@ -28,7 +28,13 @@ const std::array<GpuSpec, 9> kCatalog = {{
     // gpus.H200-SXM-141GB: same die as H100 SXM, 141 GB HBM3e, 4800 GB/s.
     {"h200", 141 * kGB, 4800 * kGB, 494.7 * kT, 989.4 * kT, 989.4 * kT, 1978.9 * kT, 450 * kGB, 64 * kGB, "h200"},
     // gpus."B200-HGX (1000 W)": 2250 TF bf16, 4500 fp8, TF32 1100, 180 GB usable, 8000 GB/s, NVLink5 1.8 TB/s total.
-    {"b200", 180 * kGB, 8000 * kGB, 1100 * kT, 2250 * kT, 2250 * kT, 4500 * kT, 900 * kGB, 128 * kGB, "b200"},
+    // Host link Gen5 x16, 64 GB/s a direction, not the die's Gen6 (hardware.yaml "pcie: Gen6"): the
+    // link trains at the slower end, and the hosts B200 boards ship in are Gen5. NVIDIA's DGX B200
+    // User Guide lists "2 x Intel Xeon 8570 PCIe Gen5 CPUs"; NVIDIA DCGM's diagnostic SKU table
+    // (nvvs/diag-skus.yaml.in @72fa3fe, "HGX B200 168GB", id 2909) checks its host copies at
+    // min_pci_generation 5.0, width 16; ml-engineering's network/README.md (@744d01e) notes no
+    // shipping accelerator attaches at Gen6. Until 2026-12-07: 128 GB/s.
+    {"b200", 180 * kGB, 8000 * kGB, 1100 * kT, 2250 * kT, 2250 * kT, 4500 * kT, 900 * kGB, 64 * kGB, "b200"},
     // gpus."B200-in-GB200 (1200 W)": 2500 TF bf16, 5000 fp8, TF32 1250 (dense); HBM3e 8000 GB/s and
     // NVLink5 1.8 TB/s total as B200-HGX; capacity 186 GB = NVIDIA's GB200 NVL72 rack figure (about
     // 13.4 TB of HBM3e over 72 GPUs, via aiwiki.ai/wiki/nvidia_gb200_nvl72; unverified against the
