@@ -355,6 +355,20 @@ TEST(Optimizer, OffloadCostsWhatDeepSpeedMeasuredOnADgxA100) {
   EXPECT_NEAR(optimizer_time_s(per_rank, t, cl) - on_gpu, 1.365 - 0.240, 0.005);
 }
 
+TEST(Optimizer, B200StreamsAtItsDriverBandwidthAndCopiesOverGen5) {
+  // HBM: the Hopper triad fraction 0.90 of the bandwidth the B200's driver reports, a 7680-bit bus
+  // at 3996 MHz, double data rate: 7680 / 8 x 3996e6 x 2 = 7.672e12 B/s (pytorch/ao#4002), not of
+  // the 8 TB/s datasheet figure. Host link: Gen5 x16, 64 GB/s a direction (DGX B200's Gen5 Xeons,
+  // DCGM's HGX B200 diagnostic SKU), at the pinned copy's 0.87 (cost_tables.yaml host).
+  hardware::ClusterSpec cl;
+  cl.gpu = *hardware::find_gpu("b200");
+  TrainingSpec t;
+  const double hbm = 7680.0 / 8 * 3996e6 * 2 * 0.90;
+  EXPECT_NEAR(optimizer_time_s(1e9, t, cl), 28e9 / hbm, 28e9 / hbm * 1e-3);
+  t.offload = Offload::kCpu;
+  EXPECT_NEAR(optimizer_time_s(1e9, t, cl), 4e9 / (64e9 * 0.87) + 28e9 / 21.0e9, 1e-3);
+}
+
 }  // namespace
 }  // namespace trainsim::model
 
