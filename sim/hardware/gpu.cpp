@@ -39,6 +39,8 @@ const std::array<GpuSpec, 9> kCatalog = {{
     // NVLink5 1.8 TB/s total as B200-HGX; capacity 186 GB = NVIDIA's GB200 NVL72 rack figure (about
     // 13.4 TB of HBM3e over 72 GPUs, via aiwiki.ai/wiki/nvidia_gb200_nvl72; unverified against the
     // datasheet). The same Blackwell die as b200: its measured kernel tables apply (catalog "b200").
+    // Its host link is NVLink-C2C to the Grace CPU: host copies run at the rate measured on it
+    // (cost_tables.yaml host.link_copy_GBps), not at this x16 figure.
     {"gb200", 186 * kGB, 8000 * kGB, 1250 * kT, 2500 * kT, 2500 * kT, 5000 * kT, 900 * kGB, 128 * kGB, "b200"},
     // gpus.MI300X: 192 GB HBM3 (hardware.yaml); peak FLOPs from AMD's datasheet (not collected in
     // hardware.yaml: unverified here): 1307.4 TF bf16 dense, 2614.9 fp8, 163.4 fp32, 5300 GB/s,

@@ -127,7 +127,8 @@ EndTime output_time(const ModelSpec& model, const ParallelSpec& par, const Train
                     const hardware::ClusterSpec& cluster, const Calibration& c = default_calibration());
 
 // What a pinned copy between the host and this GPU moves per second, per direction: its x16 link
-// at cost_tables.yaml host.pcie_copy_efficiency (optimizer and activation offload).
+// at cost_tables.yaml host.pcie_copy_efficiency, or the rate measured on a GPU whose host link is not
+// PCIe (host.link_copy_GBps: GB200's NVLink-C2C) (optimizer and activation offload).
 double host_copy_Bps(const hardware::GpuSpec& gpu);
 
 // Optimizer step over `params` parameters on one GPU: HBM-bound over its states (Adam: fp32 master,

@@ -103,6 +103,9 @@ struct HostCostData {
   double nvme_read_Bps = 0;
   double nvme_write_Bps = 0;
   double pcie_copy_efficiency = 0;  // a pinned host <-> GPU copy's rate / the GPU's x16 link rate
+  // Catalog GPUs whose host link is not PCIe (GB200's NVLink-C2C): the copy rate measured on them,
+  // per direction.
+  std::map<std::string, double> link_copy_Bps;
 };
 
 const HostCostData& host_cost_data();

@@ -369,6 +369,21 @@ TEST(Optimizer, B200StreamsAtItsDriverBandwidthAndCopiesOverGen5) {
   EXPECT_NEAR(optimizer_time_s(1e9, t, cl), 4e9 / (64e9 * 0.87) + 28e9 / 21.0e9, 1e-3);
 }
 
+TEST(Optimizer, Gb200CopiesOverNvlinkC2cAtItsMeasuredRate) {
+  // GB200's host link is NVLink-C2C: nvbandwidth on Azure ND GB200 v6 measured 201 GB/s host to
+  // device and 193 back (cost_tables.yaml host.link_copy_GBps: their mean, 197), where the x16
+  // figure at the pinned-copy efficiency would give 128 x 0.87 = 111.
+  hardware::ClusterSpec cl;
+  cl.gpu = *hardware::find_gpu("gb200");
+  EXPECT_NEAR(host_copy_Bps(cl.gpu), 197e9, 1);
+  TrainingSpec t;
+  t.offload = Offload::kCpu;
+  EXPECT_NEAR(optimizer_time_s(1e9, t, cl), 4e9 / 197e9 + 28e9 / 21.0e9, 1e-9);
+  // A link the scenario makes twice as fast copies twice as fast (counterfactuals scale it so).
+  cl.gpu.pcie_bandwidth_Bps *= 2;
+  EXPECT_NEAR(host_copy_Bps(cl.gpu), 394e9, 1);
+}
+
 }  // namespace
 }  // namespace trainsim::model
 
