@@ -178,11 +178,14 @@ const Tables& tables() {
     if (!(t.host.cpu_optimizer_Bps > 0 && t.host.nvme_read_Bps > 0 && t.host.nvme_write_Bps > 0))
       bad("host.{cpu_optimizer_GBps,nvme_read_GBps,nvme_write_GBps} must be > 0");
     if (!(t.host.pcie_copy_efficiency > 0 && t.host.pcie_copy_efficiency <= 1)) bad("host.pcie_copy_efficiency must be in (0, 1]");
-    for (const auto& kv : h["link_copy_GBps"]) {
-      const std::string key = kv.first.as<std::string>();
-      if (!hardware::find_gpu(key)) bad("host.link_copy_GBps: unknown GPU " + key);
-      t.host.link_copy_Bps[key] = kv.second.as<double>() * 1e9;
-      if (!(t.host.link_copy_Bps[key] > 0)) bad("host.link_copy_GBps." + key + " must be > 0");
+    if (const YAML::Node links = h["link_copy_GBps"]) {  // optional
+      if (!links.IsMap()) bad("host.link_copy_GBps must be a map of catalog GPU to GB/s");
+      for (const auto& kv : links) {
+        const std::string key = kv.first.as<std::string>();
+        if (!hardware::find_gpu(key)) bad("host.link_copy_GBps: unknown GPU " + key);
+        t.host.link_copy_Bps[key] = kv.second.as<double>() * 1e9;
+        if (!(t.host.link_copy_Bps[key] > 0)) bad("host.link_copy_GBps." + key + " must be > 0");
+      }
     }
     return t;
   }();
