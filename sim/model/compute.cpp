@@ -109,7 +109,8 @@ double group_collective_time(const hardware::ClusterSpec& cluster, Kind kind, in
 // ---------------------------------------------------------------------------------------------
 // The fitted constants: two named effects, fitted together once to the validation rows that are not
 // in the held-out third (test/validation/validation_set.hpp: published_runs.yaml + more_runs.yaml),
-// by a grid over their plausible ranges minimising the mean |error|; never tuned per row.
+// by a grid over their plausible ranges minimising the mean over sources of each source's mean
+// |error| (every source counts once, as leave-one-source-out counts them); never tuned per row.
 // test/validation/calibration_test.cpp checks that these are the fit and reports the
 // leave-one-source-out errors (README "Accuracy").
 const Calibration& default_calibration() {
@@ -449,12 +450,15 @@ LayerTime layer_time(const ModelSpec& model, const ParallelSpec& par, const Trai
   double attention_fwd = 0, attention_bwd = 0;
   if (train.flash_attention) {
     // Fused and causal: half of the counted work is executed (the FlashAttention papers' convention
-    // for causal throughput); backward = 2.5 x the forward FLOPs (5 GEMMs against 2).
+    // for causal throughput); backward = 2.5 x the forward FLOPs (5 GEMMs against 2). Inside a
+    // step at the in-step fraction measured for fused attention (cost_tables.yaml), not at the
+    // GEMMs' fitted sustained factor.
     const double seq = d(model.seq_len) / d(par.cp);
     const double peak = gpu.peak_flops(aprec);
     const GpuCostData::Attention& kernel = data.attention_kernel(train.attention_kernel);
-    attention_fwd = 0.5 * attention_counted / (peak * kernel.fwd.at(seq) * c.sustained_compute);
-    attention_bwd = 2.5 * 0.5 * attention_counted / (peak * kernel.bwd.at(seq) * c.sustained_compute);
+    const double in_step = attention_in_step_fraction();
+    attention_fwd = 0.5 * attention_counted / (peak * kernel.fwd.at(seq) * in_step);
+    attention_bwd = 2.5 * 0.5 * attention_counted / (peak * kernel.bwd.at(seq) * in_step);
   } else {
     // Unfused (Megatron-LM 2021/22): batched QK^T and PV GEMMs over the full s x s matrix, then
     // scale+mask+softmax and dropout as memory passes over it; backward does both GEMMs twice.

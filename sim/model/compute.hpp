@@ -38,9 +38,10 @@ namespace trainsim::model {
 // dispatch gaps (0-150 us), was tried and fitted to 0: dropped rather than kept at a value that
 // makes the effect vanish.
 struct Calibration {
-  // Tensor-core throughput sustained inside a training step relative to the isolated kernel
+  // GEMM throughput sustained inside a training step relative to the isolated "maximum achievable"
   // benchmark: power and thermal clock limits under sustained load, L2/HBM contention with the
   // communication kernels running beside the GEMMs, the framework's kernel gaps. Plausible 0.70-1.00.
+  // Fused attention has its own measured in-step fraction (cost_tables.yaml attention_in_step).
   double sustained_compute = 0;
   // Host-side serial work once per step that no GPU work hides: optimizer and gradient-clipping
   // launches, loss and logging synchronisations, data-loader hand-off. Plausible 0.01-0.30 s.

@@ -95,6 +95,7 @@ struct Tables {
   CollectiveCostData collectives;
   ElementwiseCostData elementwise;
   HostCostData host;
+  double attention_in_step = 0;
 };
 
 const Tables& tables() {
@@ -161,6 +162,8 @@ const Tables& tables() {
     cd.all_to_all_net = c["all_to_all"]["net"].as<double>();
     if (!(cd.all_to_all_nvlink > 0 && cd.all_to_all_nvlink <= 1 && cd.all_to_all_net > 0 && cd.all_to_all_net <= 1))
       bad("collectives.all_to_all.{nvlink,net} must be in (0, 1]");
+    t.attention_in_step = root["attention_in_step"].as<double>();
+    if (!(t.attention_in_step > 0 && t.attention_in_step <= 1.2)) bad("attention_in_step must be in (0, 1.2]");
     const YAML::Node e = root["elementwise"];
     ElementwiseCostData& ew = t.elementwise;
     ew.rmsnorm_eager = e["rmsnorm_eager"].as<double>();
@@ -298,5 +301,7 @@ const CollectiveCostData& collective_cost_data() { return tables().collectives; 
 const ElementwiseCostData& elementwise_cost_data() { return tables().elementwise; }
 
 const HostCostData& host_cost_data() { return tables().host; }
+
+double attention_in_step_fraction() { return tables().attention_in_step; }
 
 }  // namespace trainsim::model

@@ -84,6 +84,10 @@ struct CollectiveCostData {
 
 const CollectiveCostData& collective_cost_data();
 
+// Fused attention inside a training step as a fraction of the isolated curves (cost_tables.yaml
+// attention_in_step, measured in published step profiles).
+double attention_in_step_fraction();
+
 // HBM bytes per element of element-wise kernels that depend on how the stack runs them
 // (cost_tables.yaml elementwise): eager PyTorch, one kernel per operator, or fused.
 struct ElementwiseCostData {
