@@ -46,7 +46,7 @@ TEST(Calibration, TheDefaultConstantsAreTheFit) {
   double mean = 0;
   const model::Calibration c = fit(rows, [](const Row& r) { return !r.held_out; }, &mean);
   const model::Calibration& d = model::default_calibration();
-  std::printf("fit over %zu rows: sustained %.2f, step host %.3f s: mean |error| %.2f%%\n",
+  std::printf("fit over %zu rows: sustained %.2f, step host %.3f s: mean over sources of mean |error| %.2f%%\n",
               std::count_if(rows.begin(), rows.end(), [](const Row& r) { return !r.held_out; }), c.sustained_compute,
               c.step_host_overhead_s, mean);
   EXPECT_NEAR(d.sustained_compute, c.sustained_compute, 1e-9);
