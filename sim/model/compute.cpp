@@ -662,13 +662,8 @@ EndTime output_time(const ModelSpec& model, const ParallelSpec& par, const Train
 
 double host_copy_Bps(const hardware::GpuSpec& gpu) {
   const HostCostData& host = host_cost_data();
-  // A catalog GPU with a measured non-PCIe host link: that rate, scaled as the scenario scales the
-  // link (a counterfactual's unlimited link, a pcie_bandwidth override).
-  if (const auto it = host.link_copy_Bps.find(gpu.name); it != host.link_copy_Bps.end()) {
-    const auto catalog = hardware::find_gpu(gpu.name);
-    return it->second * gpu.pcie_bandwidth_Bps / catalog->pcie_bandwidth_Bps;
-  }
-  return gpu.pcie_bandwidth_Bps * host.pcie_copy_efficiency;
+  const auto it = host.link_copy_scale.find(gpu.name);
+  return gpu.pcie_bandwidth_Bps * (it != host.link_copy_scale.end() ? it->second : host.pcie_copy_efficiency);
 }
 
 double optimizer_time_s(double params, const TrainingSpec& train, const hardware::ClusterSpec& cluster,

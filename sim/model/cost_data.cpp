@@ -185,9 +185,11 @@ const Tables& tables() {
       if (!links.IsMap()) bad("host.link_copy_GBps must be a map of catalog GPU to GB/s");
       for (const auto& kv : links) {
         const std::string key = kv.first.as<std::string>();
-        if (!hardware::find_gpu(key)) bad("host.link_copy_GBps: unknown GPU " + key);
-        t.host.link_copy_Bps[key] = kv.second.as<double>() * 1e9;
-        if (!(t.host.link_copy_Bps[key] > 0)) bad("host.link_copy_GBps." + key + " must be > 0");
+        const auto gpu = hardware::find_gpu(key);
+        if (!gpu || !(gpu->pcie_bandwidth_Bps > 0)) bad("host.link_copy_GBps: unknown GPU " + key);
+        const double measured_Bps = kv.second.as<double>() * 1e9;
+        if (!(measured_Bps > 0)) bad("host.link_copy_GBps." + key + " must be > 0");
+        t.host.link_copy_scale[key] = measured_Bps / gpu->pcie_bandwidth_Bps;
       }
     }
     return t;

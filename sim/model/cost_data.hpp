@@ -107,9 +107,10 @@ struct HostCostData {
   double nvme_read_Bps = 0;
   double nvme_write_Bps = 0;
   double pcie_copy_efficiency = 0;  // a pinned host <-> GPU copy's rate / the GPU's x16 link rate
-  // Catalog GPUs whose host link is not PCIe (GB200's NVLink-C2C): the copy rate measured on them,
-  // per direction.
-  std::map<std::string, double> link_copy_Bps;
+  // Catalog GPUs whose host link is not PCIe (GB200's NVLink-C2C): the copy rate measured on them
+  // (host.link_copy_GBps) per byte per second of the catalog's pcie_bandwidth, in place of
+  // pcie_copy_efficiency, so that a scenario or counterfactual scaling the link scales the copies.
+  std::map<std::string, double> link_copy_scale;
 };
 
 const HostCostData& host_cost_data();
