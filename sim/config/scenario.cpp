@@ -42,6 +42,8 @@
 //       2023; model/spec.hpp ParallelSpec::overlap_p2p_comm); no effect on other schedules
 //   parallelism.sac_saves_attention  bool (default true): under recompute selective-op the
 //                             attention's output is kept (false: recomputed; model/spec.hpp)
+//   parallelism.cp_comm_type  p2p | all_gather (default p2p): how context parallelism exchanges K
+//       and V, Megatron-Core's names (model/spec.hpp ParallelSpec::cp_comm)
 //   parallelism.sp_save_gathered  bool (default false): under SP the column-parallel linears keep
 //       their all-gathered input (DTensor / torchtitan) instead of re-gathering it (Megatron)
 //   parallelism.recompute     also selective-op (torchtitan's per-op policy, model/spec.hpp)
@@ -153,7 +155,7 @@ const std::vector<std::string> kParallelKeys = {"tp",       "pp",        "dp",  
                                                 "recompute", "sequence_parallel", "overlap_grad_reduce", "layers_per_stage",
                                                 "defer_grad_reduce", "pp_microbatch_buffers", "recompute_num_layers",
                                                 "activation_offload_layers", "sp_save_gathered", "sac_saves_attention", "ep_overlap", "recompute_modules", "ep_dispatcher",
-                                                "overlap_p2p_comm", "overlap_param_gather", "shard_degree"};
+                                                "overlap_p2p_comm", "overlap_param_gather", "shard_degree", "cp_comm_type"};
 const std::vector<std::string> kTrainingKeys = {"precision",    "optimizer",      "global_batch",    "steps",
                                                 "total_tokens", "offload",        "gpu_hour_price", "fp32_main_grads",
                                                 "runtime_reserve", "flash_attention", "tp_comm_overlap", "attention_kernel",
@@ -626,6 +628,8 @@ class Reader {
     if (auto f = get(b, "activation_offload_layers")) p.activation_offload_layers = detail::to_int(*f, 0, 1 << 20);
     if (auto f = get(b, "sp_save_gathered")) p.sp_save_gathered = detail::to_bool(*f);
     if (auto f = get(b, "sac_saves_attention")) p.sac_saves_attention = detail::to_bool(*f);
+    if (auto f = get(b, "cp_comm_type"))
+      p.cp_comm = choice(*f, {"p2p", "all_gather"}, std::vector{model::CpComm::kP2p, model::CpComm::kAllGather});
     layer_items_.clear();
     if (auto f = get(b, "recompute_modules")) {
       if (!f->node.IsSequence())

@@ -554,18 +554,28 @@ LayerTime layer_time(const ModelSpec& model, const ParallelSpec& par, const Trai
     }
   }
 
-  // CP: ring attention exchanges K and V of this GPU's heads with the cp ranks step by step, each
-  // step under the attention of the chunk in hand: the first step and any excess show.
+  // CP (ParallelSpec::cp_comm): ring attention (p2p) exchanges K and V of this GPU's heads with the
+  // cp ranks step by step, each step under the attention of the chunk in hand: the first step and
+  // any excess show. all_gather gathers K and V (a call each) before the attention, and in the
+  // backward gathers them again and reduce-scatters dK and dV after it, all exposed.
   double cp_fwd = 0, cp_bwd = 0;
   if (par.cp > 1) {
     const double kv_bytes = d(par.micro_batch) * d(model.seq_len) * (aw.k + aw.v) / t * activation_bytes_per_value(prec);
-    const double span = d(par.tp * par.cp);
-    const double ag = span <= d(cluster.gpus_per_node)
-                          ? intra_collective_time_s(cluster, Kind::kAllGather, par.cp, kv_bytes, par.tp)
-                          : inter_collective_time_s(cluster, Kind::kAllGather, par.cp, 1, kv_bytes);
-    const double first = ag / d(par.cp - 1);
-    cp_fwd = first + std::max(0.0, ag - first - attention_fwd);
-    cp_bwd = 2 * first + std::max(0.0, 2 * (ag - first) - attention_bwd);  // K/V and their gradients
+    const bool in_node = par.tp * par.cp <= cluster.gpus_per_node;
+    auto cp_collective = [&](Kind kind, double bytes) {
+      return in_node ? intra_collective_time_s(cluster, kind, par.cp, bytes, par.tp)
+                     : inter_collective_time_s(cluster, kind, par.cp, 1, bytes);
+    };
+    if (par.cp_comm == CpComm::kAllGather) {
+      const double ag = 2 * cp_collective(Kind::kAllGather, kv_bytes / 2);
+      cp_fwd = ag;
+      cp_bwd = ag + 2 * cp_collective(Kind::kReduceScatter, kv_bytes / 2);
+    } else {
+      const double ag = cp_collective(Kind::kAllGather, kv_bytes);
+      const double first = ag / d(par.cp - 1);
+      cp_fwd = first + std::max(0.0, ag - first - attention_fwd);
+      cp_bwd = 2 * first + std::max(0.0, 2 * (ag - first) - attention_bwd);  // K/V and their gradients
+    }
   }
 
   // Recompute modules: their forward work again in the backward, every layer.

@@ -31,6 +31,11 @@ enum class EpDispatcher { kAllToAll, kDeepEp };
 // (DeepSeek-V3's DualPipe: a forward and a backward chunk paired, each one's all-to-all under the
 // other's computation).
 enum class EpOverlap { kNone, kSharedExperts, kMicroBatches };
+// How context parallelism exchanges K and V (Transformer Engine / Megatron-Core cp_comm_type):
+// kP2p = ring attention, each step's exchange under the attention of the chunk in hand;
+// kAllGather = K and V all-gathered before the attention and their gradients reduce-scattered
+// after it, exposed (Llama 3, Sec. 3.3.2).
+enum class CpComm { kP2p, kAllGather };
 
 // Mixture-of-experts feed-forward (issue 19): every layer from `first_dense_layers` on replaces
 // the dense FFN with a router over `experts` routed experts, each token going to `top_k` of them,
@@ -199,6 +204,14 @@ struct ParallelSpec {
   // it puts cuDNN attention first (models/attention.py at 6fc499f) and saves only the flash and
   // memory-efficient kernels' outputs (models/llama3/infra/parallelize.py _save_list).
   bool sac_saves_attention = true;
+  // Context parallelism's K/V exchange (parallelism.cp_comm_type: p2p | all_gather). all_gather
+  // is Transformer Engine's AttnFuncWithCPAndKVAllGather (Megatron-Core --cp-comm-type all_gather;
+  // transformer_engine/pytorch/attention/dot_product_attention/context_parallel.py @015d2257,
+  // "KV all-gather between CP ranks is exposed. Refer section 3.3.2 of The Llama 3 Herd of
+  // Models"): K and V gathered before the attention in the forward, gathered again in the backward
+  // and dK, dV reduce-scattered after it, none of it under compute. What Llama 3 ran (Sec. 3.3.2:
+  // "the all-gather communication latency is exposed in the critical path").
+  CpComm cp_comm = CpComm::kP2p;
   // Transformer layers of each pipeline chunk in model order (pp * virtual_stages entries; chunk i
   // on rank i % pp), as parallelism.layers_per_stage gives them; empty = the even split with the
   // short chunks at the two ends (model/memory.hpp chunk_layers).

@@ -612,6 +612,17 @@ TEST(LoadScenario, RecomputeNumLayers) {
   EXPECT_NE(negative.find("t.yaml:17:25:"), std::string::npos) << negative;
 }
 
+// parallelism.cp_comm_type: Megatron-Core's names for how CP exchanges K and V (model/spec.hpp).
+TEST(LoadScenario, CpCommType) {
+  EXPECT_EQ(load_scenario_text(kBase, "t.yaml").parallel.cp_comm, model::CpComm::kP2p);
+  EXPECT_EQ(load_scenario_text(with("  dp: 4", "  dp: 4\n  cp_comm_type: all_gather"), "t.yaml").parallel.cp_comm,
+            model::CpComm::kAllGather);
+  EXPECT_EQ(load_scenario_text(kBase, "t.yaml", sets({"parallelism.cp_comm_type=all_gather"})).parallel.cp_comm,
+            model::CpComm::kAllGather);
+  EXPECT_EQ(error_of(with("  dp: 4", "  dp: 4\n  cp_comm_type: a2a")),
+            "t.yaml:16:17: parallelism.cp_comm_type must be one of p2p, all_gather, got 'a2a'");
+}
+
 // parallelism.shard_degree: hybrid sharding, a divisor of dp x cp, only with ZeRO.
 TEST(LoadScenario, ShardDegree) {
   EXPECT_EQ(load_scenario_text(kBase, "t.yaml").parallel.shard_degree, 0);

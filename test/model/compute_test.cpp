@@ -539,3 +539,45 @@ TEST(LayerTime, EagerElementwiseCostsTheKernelsItRunsOneByOne) {
 
 }  // namespace
 }  // namespace trainsim::model
+
+namespace trainsim::model {
+namespace {
+
+// Context parallelism as Llama 3 ran it (Sec. 3.3.2; Transformer Engine AttnFuncWithCPAndKVAllGather,
+// model/spec.hpp ParallelSpec::cp_comm): K and V all-gathered before the attention and dK, dV
+// reduce-scattered after it, exposed, against ring attention's first step. 405B at 128K, TP8 CP16:
+// each CP rank on its own node (one rank a node in the ring, the NIC's 50 GB/s at the measured 0.95).
+// Per call (K or V): 131072 tokens x 128 dims (one of the 8 KV heads per TP rank) x 2 B = 32 MiB
+// gathered, 15/16 of it over the NIC: 31.5 MB / 47.5 GB/s = 0.662 ms, plus NCCL's ring latency
+// 8.4 us + 15 network steps x 14 us = 0.218 ms (cost_tables.yaml collectives.latency_us): 0.880 ms.
+TEST(LayerTime, AllGatherContextParallelismExposesItsCollectives) {
+  ModelSpec m = *find_model_preset("llama3-405b");
+  m.seq_len = 131072;
+  ParallelSpec p;
+  p.tp = 8;
+  p.cp = 16;
+  p.sequence_parallel = true;
+  TrainingSpec t;
+  hardware::ClusterSpec cl = h100_cluster();
+  cl.gpus_per_node = 8;
+  const LayerTime ring = layer_time(m, p, t, cl);
+  p.cp_comm = CpComm::kAllGather;
+  const LayerTime gathered = layer_time(m, p, t, cl);
+  const double kv = 131072.0 * 2 * 128 * 2;
+  const double call = 15.0 / 16 * kv / 2 / (50e9 * 0.95) + (8.4 + 15 * 14.0) * 1e-6;
+  EXPECT_NEAR(call, 0.880e-3, 0.001e-3);
+  const double ag = inter_collective_time_s(cl, collectives::Kind::kAllGather, 16, 1, kv / 2);
+  const double rs = inter_collective_time_s(cl, collectives::Kind::kReduceScatter, 16, 1, kv / 2);
+  EXPECT_NEAR(ag, call, 1e-9);
+  EXPECT_NEAR(rs, call, 1e-9);
+  // Ring attention shows its first step (a 16th of a whole gather) where the attention covers the
+  // rest, as it does here (the attention core's forward takes several times the gather).
+  const double whole = inter_collective_time_s(cl, collectives::Kind::kAllGather, 16, 1, kv);
+  EXPECT_GT(ring.attention_forward_s, 3 * whole);
+  EXPECT_NEAR(gathered.forward_s - ring.forward_s, 2 * ag - whole / 15, 1e-9);
+  EXPECT_NEAR(gathered.backward_s - ring.backward_s, 2 * ag + 2 * rs - 2 * whole / 15, 1e-9);
+  EXPECT_NEAR(gathered.tp_comm_s - ring.tp_comm_s, 4 * ag + 2 * rs - 3 * whole / 15, 1e-9);
+}
+
+}  // namespace
+}  // namespace trainsim::model

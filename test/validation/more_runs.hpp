@@ -78,7 +78,8 @@
 //  - llama3: Llama (SwiGLU, dims as printed; vocab the printed 128,000), bf16, no recompute
 //    (printed for 8K, not printed for the 128K stage), FSDP keeping parameters after forward =
 //    zero 2 with overlapped reduce-scatter, sequence parallel when tp > 1 (not printed; 405B without
-//    recompute needs it), flash attention on, no TP comm overlap (not printed).
+//    recompute needs it), flash attention on, no TP comm overlap (not printed); CP as the row's
+//    cp_implementation says (the 128K row: all-gather based, parallelism.cp_comm_type all_gather).
 //  - llm-foundry: MPT = GPT (gelu, ffn 4h, learned positions, embeddings tied: the printed NumParams
 //    count one V x h matrix), vocab 50368 when absent; FSDP FULL_SHARD = zero 3, SHARD_GRAD_OP = zero 2 (overlapped); flash
 //    attention on; activation checkpointing as printed (full / none); bf16 unless "fp8"; tp = 1, so
@@ -462,6 +463,8 @@ inline std::vector<MoreRun> load_more_runs(const std::string& path, std::vector<
       r.train.grad_reduce_fp32 = true;  // paper Sec. 3.3.4: "reduce-scatter gradients in FP32"
       r.par.sequence_parallel = tp_gt1;
       r.train.tp_comm_overlap = false;
+      // Sec. 3.3.2: "all-gather based" CP, its latency "exposed in the critical path".
+      if (contains(lower(text(par["cp_implementation"])), "all-gather")) r.par.cp_comm = model::CpComm::kAllGather;
     } else if (fam == "llm-foundry") {
       r.par.recompute = printed_recompute;
       r.par.zero = contains(zero_text, "SHARD_GRAD_OP") ? 2 : 3;  // FSDP SHARD_GRAD_OP / FULL_SHARD
