@@ -96,7 +96,7 @@ TEST(Calibration, LeaveOneSourceOutAccuracy) {
   EXPECT_NEAR(shipped.p05_pct, all_loso.quantile(0.05), 0.006) << "update sim/hardware/data/accuracy.yaml step_time";
   EXPECT_NEAR(shipped.p95_pct, all_loso.quantile(0.95), 0.006) << "update sim/hardware/data/accuracy.yaml step_time";
   // Issue 13 asks for a leave-one-source-out mean |error| <= 5%, no row beyond 15% and a mean signed
-  // error within +-2%. Met: the bias (+1.3%). Not yet: the mean (5.91% over 138 rows) and the rows
+  // error within +-2%. Met: the bias (+1.3%). Not yet: the mean (5.87% over 138 rows) and the rows
   // beyond 15% (8, all optimistic). Since 2026-12-07 fused attention runs at its measured in-step
   // fraction of the isolated curves (cost_tables.yaml attention_in_step, 0.99 from four step
   // profiles) and the fit weighs every source once (validation_set.hpp); before, attention took the
@@ -120,10 +120,10 @@ TEST(Calibration, LeaveOneSourceOutAccuracy) {
   // The IBM rows ran eager PyTorch (training.elementwise: eager): without that term its H100 rows
   // were 14-28% fast; with it 6-11%, and its A100 rows with full checkpointing 9-14% slow.
   // The bounds keep what is reached.
-  EXPECT_LE(all_loso.mean_abs, 6.0);
+  EXPECT_LE(all_loso.mean_abs, 5.9);
   EXPECT_LE(all_loso.max_abs, 31.5);
   EXPECT_LE(std::fabs(all_loso.mean_signed), 2.0);
-  EXPECT_LE(held.mean_abs, 5.65);
+  EXPECT_LE(held.mean_abs, 5.45);
 }
 
 // The band a report prints (model::step_time_band) holds the measured step time of 90% of the
