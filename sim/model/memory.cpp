@@ -446,6 +446,15 @@ std::vector<MemoryBreakdown> stages_memory(const ModelSpec& m, const ParallelSpe
     // The all-to-all of a mixture-of-experts layer: its send and receive buffers of the routed
     // tokens (top_k copies of the micro-batch's hidden states, split over tp under SP).
     if (lm > 0) mb.buffer_bytes += 2 * static_cast<double>(m.moe.top_k) * e * (sp ? sbh / t : sbh);
+    // Context parallelism's all-gather exchange (ParallelSpec::cp_comm): one layer's K and V of the
+    // whole sequence at a time. Its backward (Transformer Engine AttnFuncWithCPAndKVAllGather)
+    // gathers K and V again and reorders them, allocates dK and dV at the whole length and reorders
+    // those too before the reduce-scatter: gathered K + V, their gradients and the reordered copy
+    // of dK at once, 2.5 x the gathered K and V.
+    if (par.cp > 1 && par.cp_comm == CpComm::kAllGather && layers[static_cast<size_t>(r)] > 0) {
+      const AttentionWidths aw = attention_widths(m);
+      mb.buffer_bytes += 2.5 * e * static_cast<double>(m.seq_len) * static_cast<double>(par.micro_batch) * (aw.k + aw.v) / t;
+    }
     if (par.zero == 2) {
       mb.buffer_bytes += std::min(kGradBucketParams, params) * sb.gradients;
     } else if (par.zero >= 3) {

@@ -760,3 +760,30 @@ TEST(LargestMicroBatch, FindsTheBoundary) {
 
 }  // namespace
 }  // namespace trainsim::model
+
+namespace trainsim::model {
+namespace {
+
+// Context parallelism's all-gather exchange holds one layer's whole-sequence K and V, their
+// gradients and a reordered copy of dK (Transformer Engine AttnFuncWithCPAndKVAllGather.backward):
+// 2.5 x the gathered K and V among the communication buffers; ring attention (p2p) holds no such
+// buffer. Llama 3 405B at 128K, TP8 CP16: one KV head of 128 per TP rank, K and V together
+// 131072 x 256 x 2 B = 64 MiB, so 160 MiB.
+TEST(Buffers, AllGatherContextParallelismHoldsTheGatheredKeysAndValues) {
+  ModelSpec m = llama3_405b();
+  m.seq_len = 131072;
+  ParallelSpec par;
+  par.tp = 8;
+  par.cp = 16;
+  par.pp = 16;
+  par.dp = 8;
+  par.sequence_parallel = true;
+  TrainingSpec t;
+  t.global_batch = 128;
+  const double ring = memory_per_gpu(m, par, t).buffer_bytes;
+  par.cp_comm = CpComm::kAllGather;
+  expect_rel(memory_per_gpu(m, par, t).buffer_bytes - ring, 2.5 * 131072.0 * 256 * 2);
+}
+
+}  // namespace
+}  // namespace trainsim::model
