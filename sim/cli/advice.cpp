@@ -60,8 +60,12 @@ std::vector<AdviceCandidate> candidates(const config::Scenario& sc) {
     add("fused element-wise kernels (torch.compile, or fused norm / rotary / activation kernels)",
         {"training.elementwise=fused", "training.norm_kernel=fused", "training.activation_kernel=fused"});
   if (p.tp > 1 && !p.sequence_parallel) add("sequence parallelism", {"parallelism.sequence_parallel=true"});
-  if (p.cp > 1 && p.cp_comm == model::CpComm::kAllGather)
+  // Context parallelism's other exchanges (the loader refuses a2a where the heads do not split).
+  if (p.cp > 1 && p.cp_comm != model::CpComm::kP2p)
     add("ring attention for context parallelism (K and V exchanged under the attention)", {"parallelism.cp_comm_type=p2p"});
+  if (p.cp > 1 && p.cp_comm != model::CpComm::kAllToAll)
+    add("Ulysses context parallelism (heads exchanged all-to-all, attention over the whole sequence)",
+        {"parallelism.cp_comm_type=a2a"});
   // Layout: trade a factor of two between model and data parallelism on the same GPUs.
   if (p.tp > 1) add("tp " + str(p.tp / 2) + ", dp " + str(p.dp * 2), {"parallelism.tp=" + str(p.tp / 2), "parallelism.dp=" + str(p.dp * 2)});
   if (p.dp % 2 == 0) {

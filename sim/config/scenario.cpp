@@ -42,8 +42,9 @@
 //       2023; model/spec.hpp ParallelSpec::overlap_p2p_comm); no effect on other schedules
 //   parallelism.sac_saves_attention  bool (default true): under recompute selective-op the
 //                             attention's output is kept (false: recomputed; model/spec.hpp)
-//   parallelism.cp_comm_type  p2p | all_gather (default p2p): how context parallelism exchanges K
-//       and V, Megatron-Core's names (model/spec.hpp ParallelSpec::cp_comm)
+//   parallelism.cp_comm_type  p2p | all_gather | a2a (default p2p): how context parallelism
+//       exchanges K and V, Megatron-Core's names (model/spec.hpp ParallelSpec::cp_comm); a2a needs
+//       the query and key-value heads of a TP rank to divide by cp
 //   parallelism.sp_save_gathered  bool (default false): under SP the column-parallel linears keep
 //       their all-gathered input (DTensor / torchtitan) instead of re-gathering it (Megatron)
 //   parallelism.recompute     also selective-op (torchtitan's per-op policy, model/spec.hpp)
@@ -629,7 +630,8 @@ class Reader {
     if (auto f = get(b, "sp_save_gathered")) p.sp_save_gathered = detail::to_bool(*f);
     if (auto f = get(b, "sac_saves_attention")) p.sac_saves_attention = detail::to_bool(*f);
     if (auto f = get(b, "cp_comm_type"))
-      p.cp_comm = choice(*f, {"p2p", "all_gather"}, std::vector{model::CpComm::kP2p, model::CpComm::kAllGather});
+      p.cp_comm = choice(*f, {"p2p", "all_gather", "a2a"},
+                         std::vector{model::CpComm::kP2p, model::CpComm::kAllGather, model::CpComm::kAllToAll});
     layer_items_.clear();
     if (auto f = get(b, "recompute_modules")) {
       if (!f->node.IsSequence())
@@ -851,6 +853,13 @@ class Reader {
       fail(at("parallelism.tp"), "parallelism.tp = " + str(p.tp) + " must divide model.ffn_hidden = " + str(m.ffn_hidden));
     if (m.seq_len % p.cp != 0)
       fail(at("parallelism.cp"), "parallelism.cp = " + str(p.cp) + " must divide model.seq_len = " + str(m.seq_len));
+    if (p.cp > 1 && p.cp_comm == model::CpComm::kAllToAll) {
+      const int64_t q_heads = m.heads / p.tp, kv_heads = std::max<int64_t>(m.kv_heads / p.tp, 1);
+      if (q_heads % p.cp != 0 || kv_heads % p.cp != 0)
+        fail(at("parallelism.cp_comm_type"), "parallelism.cp_comm_type a2a scatters the heads over cp = " + str(p.cp) +
+                                                 ": a TP rank's " + str(q_heads) + " query and " + str(kv_heads) +
+                                                 " key-value heads must both divide by it");
+    }
     if (p.sequence_parallel && (m.seq_len / p.cp) % p.tp != 0)
       fail(at("parallelism.sequence_parallel"), "sequence_parallel needs parallelism.tp = " + str(p.tp) +
                                                     " to divide the sequence per context rank, " + str(m.seq_len / p.cp));

@@ -453,7 +453,8 @@ LayerTime layer_time(const ModelSpec& model, const ParallelSpec& par, const Trai
     // for causal throughput); backward = 2.5 x the forward FLOPs (5 GEMMs against 2). Inside a
     // step at the in-step fraction measured for fused attention (cost_tables.yaml), not at the
     // GEMMs' fitted sustained factor.
-    const double seq = d(model.seq_len) / d(par.cp);
+    // The kernel's sequence: a CP rank's chunk, or under a2a the whole sequence (on fewer heads).
+    const double seq = par.cp_comm == CpComm::kAllToAll ? d(model.seq_len) : d(model.seq_len) / d(par.cp);
     const double peak = gpu.peak_flops(aprec);
     const GpuCostData::Attention& kernel = data.attention_kernel(train.attention_kernel);
     const double in_step = attention_in_step_fraction();
@@ -557,7 +558,9 @@ LayerTime layer_time(const ModelSpec& model, const ParallelSpec& par, const Trai
   // CP (ParallelSpec::cp_comm): ring attention (p2p) exchanges K and V of this GPU's heads with the
   // cp ranks step by step, each step under the attention of the chunk in hand: the first step and
   // any excess show. all_gather gathers K and V (a call each) before the attention, and in the
-  // backward gathers them again and reduce-scatters dK and dV after it, all exposed.
+  // backward gathers them again and reduce-scatters dK and dV after it, all exposed. a2a exchanges
+  // Q, K, V and the output all-to-all (a call each, tp apart), dO and dQ, dK, dV in the backward,
+  // all exposed.
   double cp_fwd = 0, cp_bwd = 0;
   if (par.cp > 1) {
     const double kv_bytes = d(par.micro_batch) * d(model.seq_len) * (aw.k + aw.v) / t * activation_bytes_per_value(prec);
@@ -566,7 +569,13 @@ LayerTime layer_time(const ModelSpec& model, const ParallelSpec& par, const Trai
       return in_node ? intra_collective_time_s(cluster, kind, par.cp, bytes, par.tp)
                      : inter_collective_time_s(cluster, kind, par.cp, 1, bytes);
     };
-    if (par.cp_comm == CpComm::kAllGather) {
+    if (par.cp_comm == CpComm::kAllToAll) {
+      const double per_width = d(par.micro_batch) * d(model.seq_len) / d(par.cp) / t * activation_bytes_per_value(prec);
+      double a2a = 0;
+      for (double width : {aw.q, aw.k, aw.v, aw.out}) a2a += all_to_all_time_s(cluster, par.cp, par.tp, per_width * width);
+      cp_fwd = a2a;
+      cp_bwd = a2a;
+    } else if (par.cp_comm == CpComm::kAllGather) {
       const double ag = 2 * cp_collective(Kind::kAllGather, kv_bytes / 2);
       cp_fwd = ag;
       cp_bwd = ag + 2 * cp_collective(Kind::kReduceScatter, kv_bytes / 2);

@@ -455,6 +455,12 @@ std::vector<MemoryBreakdown> stages_memory(const ModelSpec& m, const ParallelSpe
       const AttentionWidths aw = attention_widths(m);
       mb.buffer_bytes += 2.5 * e * static_cast<double>(m.seq_len) * static_cast<double>(par.micro_batch) * (aw.k + aw.v) / t;
     }
+    // Under a2a (Ulysses) the all-to-all's outputs: Q, K and V head-split over the whole sequence
+    // beside their sequence-split inputs until the exchange ends (as large: one more Q, K, V).
+    if (par.cp > 1 && par.cp_comm == CpComm::kAllToAll && layers[static_cast<size_t>(r)] > 0) {
+      const AttentionWidths aw = attention_widths(m);
+      mb.buffer_bytes += e * s * static_cast<double>(par.micro_batch) * (aw.q + aw.k + aw.v) / t;
+    }
     if (par.zero == 2) {
       mb.buffer_bytes += std::min(kGradBucketParams, params) * sb.gradients;
     } else if (par.zero >= 3) {

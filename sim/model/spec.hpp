@@ -34,8 +34,9 @@ enum class EpOverlap { kNone, kSharedExperts, kMicroBatches };
 // How context parallelism exchanges K and V (Transformer Engine / Megatron-Core cp_comm_type):
 // kP2p = ring attention, each step's exchange under the attention of the chunk in hand;
 // kAllGather = K and V all-gathered before the attention and their gradients reduce-scattered
-// after it, exposed (Llama 3, Sec. 3.3.2).
-enum class CpComm { kP2p, kAllGather };
+// after it, exposed (Llama 3, Sec. 3.3.2); kAllToAll = DeepSpeed Ulysses: Q, K and V exchanged
+// all-to-all from sequence- to head-split before the attention and the output back after it.
+enum class CpComm { kP2p, kAllGather, kAllToAll };
 
 // Mixture-of-experts feed-forward (issue 19): every layer from `first_dense_layers` on replaces
 // the dense FFN with a router over `experts` routed experts, each token going to `top_k` of them,
@@ -210,7 +211,12 @@ struct ParallelSpec {
   // "KV all-gather between CP ranks is exposed. Refer section 3.3.2 of The Llama 3 Herd of
   // Models"): K and V gathered before the attention in the forward, gathered again in the backward
   // and dK, dV reduce-scattered after it, none of it under compute. What Llama 3 ran (Sec. 3.3.2:
-  // "the all-gather communication latency is exposed in the critical path").
+  // "the all-gather communication latency is exposed in the critical path"). a2a is
+  // AttnFuncWithCPAndQKVOA2A (same file; "Like DeepSpeed Ulysses, scatter attention heads across
+  // the CP group, and gather to get full sequence of QKV"): Q, K, V all-to-all before the attention
+  // and its output after it, dO before the backward and dQ, dK, dV after it, each exposed; the
+  // attention then runs over the whole sequence on heads / (tp cp) heads (TE asserts both the
+  // query and the key-value heads of a TP rank divide by cp).
   CpComm cp_comm = CpComm::kP2p;
   // Transformer layers of each pipeline chunk in model order (pp * virtual_stages entries; chunk i
   // on rank i % pp), as parallelism.layers_per_stage gives them; empty = the even split with the

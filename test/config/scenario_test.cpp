@@ -619,8 +619,15 @@ TEST(LoadScenario, CpCommType) {
             model::CpComm::kAllGather);
   EXPECT_EQ(load_scenario_text(kBase, "t.yaml", sets({"parallelism.cp_comm_type=all_gather"})).parallel.cp_comm,
             model::CpComm::kAllGather);
-  EXPECT_EQ(error_of(with("  dp: 4", "  dp: 4\n  cp_comm_type: a2a")),
-            "t.yaml:16:17: parallelism.cp_comm_type must be one of p2p, all_gather, got 'a2a'");
+  EXPECT_EQ(error_of(with("  dp: 4", "  dp: 4\n  cp_comm_type: ring")),
+            "t.yaml:16:17: parallelism.cp_comm_type must be one of p2p, all_gather, a2a, got 'ring'");
+  // a2a (Ulysses) scatters a TP rank's heads over cp: 16 heads / tp 2 = 8 query and key-value
+  // heads, so cp 4 loads; with 4 key-value heads (2 a TP rank) it does not.
+  EXPECT_EQ(load_scenario_text(with("  dp: 4", "  dp: 1\n  cp: 4\n  cp_comm_type: a2a"), "t.yaml").parallel.cp_comm,
+            model::CpComm::kAllToAll);
+  EXPECT_EQ(error_of(with("  dp: 4", "  dp: 1\n  cp: 4\n  cp_comm_type: a2a", with("  heads: 16", "  heads: 16\n  kv_heads: 4"))),
+            "t.yaml:18:17: parallelism.cp_comm_type a2a scatters the heads over cp = 4: a TP rank's 8 query and 2 "
+            "key-value heads must both divide by it");
 }
 
 // parallelism.shard_degree: hybrid sharding, a divisor of dp x cp, only with ZeRO.

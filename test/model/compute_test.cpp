@@ -581,3 +581,37 @@ TEST(LayerTime, AllGatherContextParallelismExposesItsCollectives) {
 
 }  // namespace
 }  // namespace trainsim::model
+
+namespace trainsim::model {
+namespace {
+
+// Ulysses (cp_comm_type a2a): Llama 2 7B (32 heads, MHA) at 64K on one node, CP8. Each layer's Q,
+// K, V and output leave their sequence split all-to-all: a call each of a rank's 8192 tokens x
+// 4096 x 2 B = 64 MiB, 7/8 of it to the node's other GPUs at DeepEP's measured 0.78 of the 450 GB/s
+// port (cost_tables.yaml all_to_all), 167.3 us, plus NCCL's base and NVLink step latencies (8.4 +
+// 3.4 us): 179.1 us; four in the forward and four in the backward (dO, then dQ, dK, dV), exposed.
+// The attention then runs on 4 of the 32 heads over the whole sequence: the kernel at 64K, where
+// ring attention's chunks run it at 8K.
+TEST(LayerTime, UlyssesContextParallelismExchangesAllToAll) {
+  ModelSpec m = *find_model_preset("llama2-7b");
+  m.seq_len = 65536;
+  ParallelSpec p;
+  p.cp = 8;
+  TrainingSpec t;
+  hardware::ClusterSpec cl = h100_cluster();
+  cl.gpus_per_node = 8;
+  p.cp_comm = CpComm::kAllToAll;
+  const LayerTime ulysses = layer_time(m, p, t, cl);
+  const double call = 8.4e-6 + 3.4e-6 + 7.0 / 8 * 8192 * 4096 * 2 / (450e9 * 0.78);
+  EXPECT_NEAR(call, 179.1e-6, 0.1e-6);
+  EXPECT_NEAR(ulysses.tp_comm_s, 8 * call, 1e-9);
+  // The same causal work (4 b s^2 h / cp, half executed) at the cuDNN forward curve's 64K point.
+  const GpuCostData::Attention& kernel = gpu_cost_data(cl.gpu).attention_kernel("cudnn");
+  const double executed = 2.0 * 65536 * 65536 * 4096 / 8;
+  EXPECT_NEAR(ulysses.attention_forward_s, executed / (989.4e12 * kernel.fwd.at(65536) * 0.99), 1e-9);
+  p.cp_comm = CpComm::kP2p;
+  EXPECT_NEAR(layer_time(m, p, t, cl).attention_forward_s, executed / (989.4e12 * kernel.fwd.at(8192) * 0.99), 1e-9);
+}
+
+}  // namespace
+}  // namespace trainsim::model

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "model/presets.hpp"
 #include "model/transformer.hpp"
 
 namespace trainsim::model {
@@ -783,6 +784,21 @@ TEST(Buffers, AllGatherContextParallelismHoldsTheGatheredKeysAndValues) {
   const double ring = memory_per_gpu(m, par, t).buffer_bytes;
   par.cp_comm = CpComm::kAllGather;
   expect_rel(memory_per_gpu(m, par, t).buffer_bytes - ring, 2.5 * 131072.0 * 256 * 2);
+}
+
+// Ulysses (cp_comm_type a2a) holds a layer's head-split Q, K and V beside their sequence-split
+// inputs while it exchanges them: Llama 2 7B (MHA) at 64K over cp 8, a rank's 8192 tokens x 3 x 4096
+// x 2 B = 192 MiB more than ring attention.
+TEST(Buffers, UlyssesHoldsTheExchangedQueriesKeysAndValues) {
+  ModelSpec m = *find_model_preset("llama2-7b");
+  m.seq_len = 65536;
+  ParallelSpec par;
+  par.cp = 8;
+  TrainingSpec t;
+  t.global_batch = 8;
+  const double ring = memory_per_gpu(m, par, t).buffer_bytes;
+  par.cp_comm = CpComm::kAllToAll;
+  expect_rel(memory_per_gpu(m, par, t).buffer_bytes - ring, 8192.0 * 3 * 4096 * 2);
 }
 
 }  // namespace
