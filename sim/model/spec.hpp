@@ -205,7 +205,7 @@ struct ParallelSpec {
   // it puts cuDNN attention first (models/attention.py at 6fc499f) and saves only the flash and
   // memory-efficient kernels' outputs (models/llama3/infra/parallelize.py _save_list).
   bool sac_saves_attention = true;
-  // Context parallelism's K/V exchange (parallelism.cp_comm_type: p2p | all_gather). all_gather
+  // Context parallelism's K/V exchange (parallelism.cp_comm_type: p2p | all_gather | a2a). all_gather
   // is Transformer Engine's AttnFuncWithCPAndKVAllGather (Megatron-Core --cp-comm-type all_gather;
   // transformer_engine/pytorch/attention/dot_product_attention/context_parallel.py @015d2257,
   // "KV all-gather between CP ranks is exposed. Refer section 3.3.2 of The Llama 3 Herd of
