@@ -96,11 +96,18 @@ TEST(Calibration, LeaveOneSourceOutAccuracy) {
   EXPECT_NEAR(shipped.p05_pct, all_loso.quantile(0.05), 0.006) << "update sim/hardware/data/accuracy.yaml step_time";
   EXPECT_NEAR(shipped.p95_pct, all_loso.quantile(0.95), 0.006) << "update sim/hardware/data/accuracy.yaml step_time";
   // Issue 13 asks for a leave-one-source-out mean |error| <= 5%, no row beyond 15% and a mean signed
-  // error within +-2%. Met: the bias (+1.3%). Not yet: the mean (5.87% over 138 rows) and the rows
-  // beyond 15% (8, all optimistic). Since 2026-12-07 fused attention runs at its measured in-step
+  // error within +-2%. Met: the bias (+1.6%). Not yet: the mean (6.47% over 150 rows; 5.87% over
+  // the 138 before XTuner's) and the rows beyond 15% (11, all optimistic). XTuner's speed table
+  // (validation only, collected 2026-12-07) adds 12 rows at 13.4%: its long-sequence Ulysses rows
+  // within -7..+7% but Yi-34B at 256K (+22%, which trainsim holds at 88.5 GB of 85.9: the run was at
+  // the allocator's edge or kept less than HF's float32 logits), and its short-sequence 34B / 70B rows
+  // on 32 GPUs under DeepSpeed ZeRO-3 at one 8K micro-batch a step (+29%, +50%), where its 70B
+  // step holds ~11 s that its own 32K run (four micro-batches of the same 8K tokens a GPU, 27 s
+  // each) does not: a per-step cost of DeepSpeed ZeRO-3 at that size that trainsim lacks.
+  // Since 2026-12-07 fused attention runs at its measured in-step
   // fraction of the isolated curves (cost_tables.yaml attention_in_step, 0.99 from four step
   // profiles) and the fit weighs every source once (validation_set.hpp); before, attention took the
-  // GEMMs' 0.80 and ml-engineering's 128K-256K rows were 16-21% slow (now within 6%). The eight:
+  // GEMMs' 0.80 and ml-engineering's 128K-256K rows were 16-21% slow (now within 6%). The other eight:
   // ml-engineering's ZeRO-3 sweep with CPU-offloaded Adam at 8K, +20% (H200) and +27% (B200), where
   // the host's Adam update dominates the step and trainsim's host throughput is what DeepSpeed
   // measured per rank on a DGX A100 serving two GPUs (cost_tables.yaml host: 21.0 GB/s; these 8-GPU
@@ -120,8 +127,8 @@ TEST(Calibration, LeaveOneSourceOutAccuracy) {
   // The IBM rows ran eager PyTorch (training.elementwise: eager): without that term its H100 rows
   // were 14-28% fast; with it 6-11%, and its A100 rows with full checkpointing 9-14% slow.
   // The bounds keep what is reached.
-  EXPECT_LE(all_loso.mean_abs, 5.9);
-  EXPECT_LE(all_loso.max_abs, 31.5);
+  EXPECT_LE(all_loso.mean_abs, 6.5);
+  EXPECT_LE(all_loso.max_abs, 50.0);
   EXPECT_LE(std::fabs(all_loso.mean_signed), 2.0);
   EXPECT_LE(held.mean_abs, 5.45);
 }
@@ -146,10 +153,11 @@ TEST(Calibration, TheReportedBandHoldsNinetyPercentOfMeasuredSteps) {
     else ++inside;
   }
   std::printf("measured step inside the band: %d of %zu (below %d, above %d)\n", inside, rows.size(), below, above);
-  // 5% of 138 below and above: 6.9 each, the percentiles interpolated between rows.
-  EXPECT_GE(inside, 124);
-  EXPECT_LE(below, 7);
-  EXPECT_LE(above, 7);
+  // 5% of 150 below and above: 7.5 each, the percentiles interpolated between rows (ties at the
+  // band's edges leave 8 on each side).
+  EXPECT_GE(inside, 134);
+  EXPECT_LE(below, 8);
+  EXPECT_LE(above, 8);
 }
 
 // sim/hardware/data/accuracy.yaml coverage: what the rows behind the band span, so that a report

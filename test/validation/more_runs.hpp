@@ -29,6 +29,8 @@
 //    per token, model_flops_per_step(model, B) / (B * seq_len).
 //  - internlm: TGS (tokens per GPU per second) converted as torchtitan; its printed TFLOPS (the
 //    Megatron SC21 formula, counting the recomputed forward under checkpointing) are not used.
+//  - xtuner: TGS (tokens per GPU per second) converted as torchtitan; its TFLOPs (counting the
+//    recomputed forward) are not used.
 //  - ml-engineering: its TFLOPS are benchmark.py's estimate_tflos (6 x the linear weights incl. one
 //    vocab x hidden, + causal attention 6 s^2 d heads layers) over the step; the yaml derives the
 //    step and tokens per GPU per second from that formula, converted as torchtitan.
@@ -132,6 +134,10 @@
 //    every layer (full), Liger-Kernel (fused norm / RoPE / SwiGLU, chunked cross-entropy) or HF's
 //    eager kernels and float32 logits without it, FA3 on H200 and FA4 on B200 (HF's choice).
 //    Validation only.
+//  - xtuner (InternLM/xtuner's speed benchmark, April 2024): Llama 2 7B / 70B and Yi-34B-200K on A100
+//    80GB, DeepSpeed ZeRO-3 (not printed), full checkpointing, HF's eager kernels and float32
+//    logits, flash-attn 2, its sequence parallelism as cp with the a2a (Ulysses) exchange; the
+//    network not printed (the A100 default above). Validation only.
 //  - olmo-core: Llama-style (SwiGLU, dims as printed, vocab the printed 100278); HSDP is taken as
 //    zero 3 over all ranks (its shard group size is not printed; every row is skipped anyway: no
 //    GPU count), like FSDP; bf16 unless "fp8"; no recompute; flash attention on.
@@ -155,7 +161,7 @@ namespace trainsim::validation {
 
 struct MoreRun {
   PublishedRun run;
-  std::string source_family;  // llama3, llm-foundry, torchtitan, nemotron4, megatron-lm-readme, nanotron, fp8-lm, olmo-core, internlm, ibm-fsdp, ml-engineering
+  std::string source_family;  // llama3, llm-foundry, torchtitan, nemotron4, megatron-lm-readme, nanotron, fp8-lm, olmo-core, internlm, ibm-fsdp, ml-engineering, xtuner
   bool unverified = false;    // source.unverified: read only via a secondary transcription
 };
 
@@ -202,6 +208,7 @@ inline std::string family(const YAML::Node& source) {
   if (contains(p, "OLMo-core")) return "olmo-core";
   if (contains(p, "FP8-LM")) return "fp8-lm";
   if (contains(p, "nanotron")) return "nanotron";
+  if (contains(p, "InternLM/xtuner")) return "xtuner";
   if (contains(p, "InternLM")) return "internlm";
   if (contains(p, "Maximizing training throughput using PyTorch FSDP") || contains(p, "fms-fsdp README")) return "ibm-fsdp";
   if (contains(p, "ml-engineering")) return "ml-engineering";
@@ -349,7 +356,7 @@ inline std::vector<MoreRun> load_more_runs(const std::string& path, std::vector<
     r.model.vocab = static_cast<int64_t>(leading_number(m["vocab"]).value_or(0));
     r.model.ffn_hidden = static_cast<int64_t>(number(m["ffn_hidden"]).value_or(0));
     r.model.tied_embeddings = more_detail::flag(m["tied_embeddings"]);
-    const bool llama_like = fam == "llama3" || fam == "torchtitan" || fam == "nanotron" || fam == "olmo-core" || fam == "internlm" || fam == "ibm-fsdp" ||
+    const bool llama_like = fam == "llama3" || fam == "torchtitan" || fam == "nanotron" || fam == "olmo-core" || fam == "internlm" || fam == "ibm-fsdp" || fam == "xtuner" ||
                             fam == "ml-engineering";
     if (llama_like) {
       r.model.ffn = model::Ffn::kSwiglu;
@@ -424,6 +431,7 @@ inline std::vector<MoreRun> load_more_runs(const std::string& path, std::vector<
     if (fam == "nanotron" || fam == "torchtitan" || fam == "llama3") r.train.attention_kernel = "fa2";
     if (fam == "internlm") r.train.attention_kernel = "fa1";  // flash-attn 1.0.x (its third_party pin)
     if (fam == "ibm-fsdp") r.train.attention_kernel = "fa2";  // "SDPA FlashAttention v2" (the blog)
+    if (fam == "xtuner") r.train.attention_kernel = "fa2";    // flash_attn_func (flash-attn 2)
     // llm-foundry: attn_impl triton (kernels.yaml fa1-for-triton) unless the row prints flash (the
     // 2024 large-scale table's sweep.py: flash-attn 2.4.2, FA2).
     if (fam == "llm-foundry") r.train.attention_kernel = contains(lower(text(par["attn_impl"])), "flash") ? "fa2" : "fa1";
@@ -563,6 +571,23 @@ inline std::vector<MoreRun> load_more_runs(const std::string& path, std::vector<
       r.train.grad_reduce_fp32 = false;
       r.par.sequence_parallel = false;
       r.train.tp_comm_overlap = false;
+    } else if (fam == "xtuner") {
+      // XTuner's speed benchmark (configs and dispatch at e179091c / 59834032c): DeepSpeed ZeRO-3
+      // (inferred), HF gradient checkpointing of every decoder layer (full), HF LlamaForCausalLM's
+      // eager RMSNorm (float32), rotate_half RoPE and act(gate) * up, float32 logits into
+      // cross-entropy; flash-attn 2; its sequence parallelism = DeepSpeed Ulysses (a2a) over the
+      // printed sp ranks, which take the place of CP (each holds seq / sp tokens). XTuner repeats
+      // the key-value heads to the query heads before the all-to-all, trainsim exchanges them
+      // unrepeated: the GQA rows' exchanges (under 1% of their steps) are undercounted.
+      r.par.recompute = printed_recompute;
+      r.par.zero = 3;
+      r.par.overlap_grad_reduce = true;
+      r.train.grad_reduce_fp32 = false;
+      r.train.eager_elementwise = r.train.eager_norm = r.train.eager_activation = true;
+      r.train.cross_entropy = model::CrossEntropy::kTorch;
+      if (r.par.cp > 1) r.par.cp_comm = model::CpComm::kAllToAll;
+      r.par.sequence_parallel = false;
+      r.train.tp_comm_overlap = false;
     } else if (fam == "ml-engineering") {
       // benchmark.py / bench_decompose.py at 744d01e: DeepSpeed ZeRO as printed (stage 2 or 3,
       // overlap_comm: the reduction under the backward), bf16 without communication_data_type:
@@ -607,6 +632,9 @@ inline std::vector<MoreRun> load_more_runs(const std::string& path, std::vector<
     else if (r.model.kv_heads % r.par.tp != 0 && r.par.tp % r.model.kv_heads != 0) bad = "tp and kv_heads incompatible";
     else if (r.model.ffn_hidden % r.par.tp != 0) bad = "tp does not divide ffn_hidden";
     else if (r.model.seq_len % r.par.cp != 0) bad = "cp does not divide seq_len";
+    else if (r.par.cp > 1 && r.par.cp_comm == model::CpComm::kAllToAll &&
+             ((r.model.heads / r.par.tp) % r.par.cp != 0 || std::max<int64_t>(r.model.kv_heads / r.par.tp, 1) % r.par.cp != 0))
+      bad = "a2a: the key-value heads do not split over cp (the stack repeats them first; trainsim's a2a does not)";
     else if (r.par.sequence_parallel && (r.model.seq_len / r.par.cp) % r.par.tp != 0) bad = "sequence parallel: tp does not divide seq_len / cp";
     else if (r.model.layers < parallel::min_layers(r.par.pp, r.par.virtual_stages)) bad = "fewer layers than pipeline chunks (only the two end chunks may be empty)";
     else if (r.train.global_batch % (r.par.dp * r.par.micro_batch) != 0) bad = "global batch not a multiple of dp * micro_batch";
