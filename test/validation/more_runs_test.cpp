@@ -230,5 +230,35 @@ TEST(MoreRuns, PinsParsedValuesOfThreeRows) {
   }
 }
 
+// XTuner's Llama 2 7B at 128K on 8 A100s, sp 8: its sequence parallelism as cp 8 with the a2a
+// (Ulysses) exchange, dp 1, one sequence a micro-batch and 8 accumulated (global batch 8), ZeRO-3,
+// full checkpointing, HF's eager kernels and float32 logits, flash-attn 2. Its printed 948.6 tokens
+// per GPU per second become model TFLOP/s at 6 x 6.607e9 GEMM weights (32 layers x (4 x 4096^2 + 3 x
+// 4096 x 11008) + the 4096 x 32000 output layer) + 12 x 32 x 4096 x 131072 (attention) = 245.8
+// GFLOP a token: 233.2 TFLOP/s.
+TEST(MoreRuns, PinsXtunersUlyssesRow) {
+  const std::vector<MoreRun> runs = load_more_runs(kMorePath);
+  const MoreRun* m = find(runs, "xtuner_llama2_7b_a100_8gpu_128k_sp8");
+  ASSERT_NE(m, nullptr);
+  const PublishedRun& r = m->run;
+  EXPECT_EQ(m->source_family, "xtuner");
+  EXPECT_EQ(r.par.cp, 8);
+  EXPECT_EQ(r.par.dp, 1);
+  EXPECT_EQ(r.par.cp_comm, model::CpComm::kAllToAll);
+  EXPECT_EQ(r.par.zero, 3);
+  EXPECT_EQ(r.par.recompute, model::Recompute::kFull);
+  EXPECT_EQ(r.par.micro_batch, 1);
+  EXPECT_EQ(r.train.global_batch, 8);
+  EXPECT_EQ(r.train.attention_kernel, "fa2");
+  EXPECT_EQ(r.train.cross_entropy, model::CrossEntropy::kTorch);
+  EXPECT_TRUE(r.train.eager_norm);
+  EXPECT_EQ(r.cluster.gpu.name, "a100-80gb");
+  const double per_token = 6 * (32 * (4 * 4096.0 * 4096 + 3 * 4096.0 * 11008) + 4096.0 * 32000) + 12 * 32 * 4096.0 * 131072;
+  EXPECT_NEAR(per_token, 245.8e9, 0.05e9);
+  EXPECT_NEAR(r.measured_tflops, 948.6 * per_token / 1e12, 0.001);
+  // The two 70B rows whose 8 key-value heads do not split over sp 16 and 64 are refused.
+  EXPECT_EQ(find(runs, "xtuner_llama2_70b_a100_32gpu_256k_sp16"), nullptr);
+}
+
 }  // namespace
 }  // namespace trainsim::validation
