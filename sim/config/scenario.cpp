@@ -853,12 +853,11 @@ class Reader {
       fail(at("parallelism.tp"), "parallelism.tp = " + str(p.tp) + " must divide model.ffn_hidden = " + str(m.ffn_hidden));
     if (m.seq_len % p.cp != 0)
       fail(at("parallelism.cp"), "parallelism.cp = " + str(p.cp) + " must divide model.seq_len = " + str(m.seq_len));
-    if (p.cp > 1 && p.cp_comm == model::CpComm::kAllToAll) {
-      const int64_t q_heads = m.heads / p.tp, kv_heads = std::max<int64_t>(m.kv_heads / p.tp, 1);
-      if (q_heads % p.cp != 0 || kv_heads % p.cp != 0)
-        fail(at("parallelism.cp_comm_type"), "parallelism.cp_comm_type a2a scatters the heads over cp = " + str(p.cp) +
-                                                 ": a TP rank's " + str(q_heads) + " query and " + str(kv_heads) +
-                                                 " key-value heads must both divide by it");
+    if (p.cp > 1 && p.cp_comm == model::CpComm::kAllToAll && !model::a2a_splits_heads(m, p)) {
+      const model::RankHeads heads = model::rank_heads(m, p);
+      fail(at("parallelism.cp_comm_type"), "parallelism.cp_comm_type a2a scatters the heads over cp = " + str(p.cp) +
+                                               ": a TP rank's " + str(heads.query) + " query and " + str(heads.key_value) +
+                                               " key-value heads must both divide by it");
     }
     if (p.sequence_parallel && (m.seq_len / p.cp) % p.tp != 0)
       fail(at("parallelism.sequence_parallel"), "sequence_parallel needs parallelism.tp = " + str(p.tp) +

@@ -2,6 +2,15 @@
 
 namespace trainsim::model {
 
+RankHeads rank_heads(const ModelSpec& m, const ParallelSpec& p) {
+  return {m.heads / p.tp, std::max<int64_t>(m.kv_heads / p.tp, 1)};
+}
+
+bool a2a_splits_heads(const ModelSpec& m, const ParallelSpec& p) {
+  const RankHeads h = rank_heads(m, p);
+  return h.query % p.cp == 0 && h.key_value % p.cp == 0;
+}
+
 double bytes_per_value(Precision p) {
   switch (p) {
     case Precision::kFp32: return 4;

@@ -291,6 +291,16 @@ struct TrainingSpec {
 
 // Bytes per element of the 16-bit (or 8/32-bit) compute copy of the weights and activations.
 double bytes_per_value(Precision p);
+// The attention heads one TP rank holds: query heads, and key-value heads (at least one: where tp
+// exceeds kv_heads each rank keeps a copy of one).
+struct RankHeads {
+  int64_t query = 0;
+  int64_t key_value = 0;
+};
+RankHeads rank_heads(const ModelSpec& m, const ParallelSpec& p);
+// Whether cp_comm_type a2a (Ulysses) can scatter a TP rank's heads over cp: both its query and its
+// key-value heads divide by cp (Transformer Engine asserts it, ParallelSpec::cp_comm).
+bool a2a_splits_heads(const ModelSpec& m, const ParallelSpec& p);
 const char* to_string(Ffn f);
 const char* to_string(Schedule s);
 const char* to_string(Recompute r);

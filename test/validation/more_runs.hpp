@@ -632,8 +632,7 @@ inline std::vector<MoreRun> load_more_runs(const std::string& path, std::vector<
     else if (r.model.kv_heads % r.par.tp != 0 && r.par.tp % r.model.kv_heads != 0) bad = "tp and kv_heads incompatible";
     else if (r.model.ffn_hidden % r.par.tp != 0) bad = "tp does not divide ffn_hidden";
     else if (r.model.seq_len % r.par.cp != 0) bad = "cp does not divide seq_len";
-    else if (r.par.cp > 1 && r.par.cp_comm == model::CpComm::kAllToAll &&
-             ((r.model.heads / r.par.tp) % r.par.cp != 0 || std::max<int64_t>(r.model.kv_heads / r.par.tp, 1) % r.par.cp != 0))
+    else if (r.par.cp > 1 && r.par.cp_comm == model::CpComm::kAllToAll && !model::a2a_splits_heads(r.model, r.par))
       bad = "a2a: the key-value heads do not split over cp (the stack repeats them first; trainsim's a2a does not)";
     else if (r.par.sequence_parallel && (r.model.seq_len / r.par.cp) % r.par.tp != 0) bad = "sequence parallel: tp does not divide seq_len / cp";
     else if (r.model.layers < parallel::min_layers(r.par.pp, r.par.virtual_stages)) bad = "fewer layers than pipeline chunks (only the two end chunks may be empty)";
