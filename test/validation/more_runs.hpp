@@ -1,4 +1,4 @@
-// Scenarios built from more_runs.yaml (157 further published, measured LLM-training runs), in the same
+// Scenarios built from more_runs.yaml (195 further published, measured LLM-training runs), in the same
 // PublishedRun form as published_runs.hpp, each tagged with its source family (for leave-one-source-
 // out validation) and whether the file marks it unverified (read only via a secondary transcription).
 //
@@ -31,6 +31,7 @@
 //    Megatron SC21 formula, counting the recomputed forward under checkpointing) are not used.
 //  - xtuner: TGS (tokens per GPU per second) converted as torchtitan; its TFLOPs (counting the
 //    recomputed forward) are not used.
+//  - zero-bubble: samples (sequences) per GPU per second x seq_len, converted as torchtitan.
 //  - ml-engineering: its TFLOPS are benchmark.py's estimate_tflos (6 x the linear weights incl. one
 //    vocab x hidden, + causal attention 6 s^2 d heads layers) over the step; the yaml derives the
 //    step and tokens per GPU per second from that formula, converted as torchtitan.
@@ -138,6 +139,15 @@
 //    80GB, DeepSpeed ZeRO-3 (not printed), full checkpointing, HF's eager kernels and float32
 //    logits, flash-attn 2, its sequence parallelism as cp with the a2a (Ulysses) exchange; the
 //    network not printed (the A100 default above). Validation only.
+//  - zero-bubble (Qi et al., "Zero Bubble Pipeline Parallelism", arXiv 2401.10241, Table 4: the
+//    1F1B and interleaved 1F1B baselines): Megatron-LM (its fork at megatron-core 0.4.0rc0) GPT
+//    (gelu, ffn 4h, learned positions, tied embeddings, dropout at Megatron's defaults; the vocab
+//    not printed, 32,000 reproduces every model name); pure pipeline (tp 1, dp 1) on A100 SXM
+//    80GB, the first and last stage one layer fewer (the default split); interleaved with one
+//    layer per chunk, the model's first and last chunk empty; fp16 and no flash attention (the
+//    repo's example script: --fp16, no --use-flash-attn: Megatron's unfused attention with its
+//    fused softmax); no recompute; the network not printed ("RoCE RDMA": the A100 default above;
+//    only pipeline transfers cross it). Validation only; read from transcriptions (unverified).
 //  - olmo-core: Llama-style (SwiGLU, dims as printed, vocab the printed 100278); HSDP is taken as
 //    zero 3 over all ranks (its shard group size is not printed; every row is skipped anyway: no
 //    GPU count), like FSDP; bf16 unless "fp8"; no recompute; flash attention on.
@@ -161,7 +171,7 @@ namespace trainsim::validation {
 
 struct MoreRun {
   PublishedRun run;
-  std::string source_family;  // llama3, llm-foundry, torchtitan, nemotron4, megatron-lm-readme, nanotron, fp8-lm, olmo-core, internlm, ibm-fsdp, ml-engineering, xtuner
+  std::string source_family;  // llama3, llm-foundry, torchtitan, nemotron4, megatron-lm-readme, nanotron, fp8-lm, olmo-core, internlm, ibm-fsdp, ml-engineering, xtuner, zero-bubble
   bool unverified = false;    // source.unverified: read only via a secondary transcription
 };
 
@@ -212,6 +222,7 @@ inline std::string family(const YAML::Node& source) {
   if (contains(p, "InternLM")) return "internlm";
   if (contains(p, "Maximizing training throughput using PyTorch FSDP") || contains(p, "fms-fsdp README")) return "ibm-fsdp";
   if (contains(p, "ml-engineering")) return "ml-engineering";
+  if (contains(p, "Zero Bubble Pipeline Parallelism")) return "zero-bubble";
   return "";
 }
 
@@ -377,6 +388,8 @@ inline std::vector<MoreRun> load_more_runs(const std::string& path, std::vector<
         r.model.learned_position_embedding = true;
       } else if (fam == "fp8-lm") {
         if (r.model.vocab == 0) r.model.vocab = 50257;
+      } else if (fam == "zero-bubble") {
+        r.model.learned_position_embedding = true;  // Megatron GPTModel (--max-position-embeddings 2048)
       }
       if (r.model.ffn_hidden == 0) r.model.ffn_hidden = 4 * r.model.hidden;
     }
@@ -422,7 +435,9 @@ inline std::vector<MoreRun> load_more_runs(const std::string& path, std::vector<
     bool fp8 = fp8_allowed && contains(prec, "fp8");
     if (fam == "fp8-lm") fp8 = prec.rfind("fp8", 0) == 0;
     r.train.precision = fp8 ? model::Precision::kFp8 : model::Precision::kBf16;
-    r.train.flash_attention = true;
+    if (fam == "zero-bubble" && contains(prec, "fp16")) r.train.precision = model::Precision::kFp16;
+    // Megatron-LM without --use-flash-attn (Zero Bubble's example script): unfused attention.
+    r.train.flash_attention = fam != "zero-bubble";
     // The attention kernel each stack ran (rules above): llm-foundry's 2023 tables the 2022 Triton
     // FlashAttention (FA1-class), nanotron the flash-attn 2 package, torchtitan PyTorch SDPA's flash
     // backend (FlashAttention-2), Llama 3 FA2-class; the Megatron/NeMo/TE stacks (Megatron-Core r0.8,
@@ -608,6 +623,14 @@ inline std::vector<MoreRun> load_more_runs(const std::string& path, std::vector<
       r.train.attention_kernel = spec->name == "b200" ? "fa4" : "fa3";
       r.par.sequence_parallel = false;
       r.train.tp_comm_overlap = false;
+    } else if (fam == "zero-bubble") {
+      // Megatron-LM's pipeline alone (tp 1, dp 1): no recompute flag in the example script, plain
+      // DDP (nothing to reduce with dp 1), overlap_p2p_comm on for the interleaved schedule (the
+      // ParallelSpec default; megatron/arguments.py of the arxiv branch).
+      r.par.recompute = printed_recompute;
+      r.par.zero = 0;
+      r.par.sequence_parallel = false;
+      r.train.tp_comm_overlap = false;
     } else {  // olmo-core: HSDP taken as zero 3 over all ranks (shard group size not printed)
       r.par.recompute = printed_recompute;
       r.par.zero = 3;
@@ -661,6 +684,8 @@ inline std::vector<MoreRun> load_more_runs(const std::string& path, std::vector<
       // Printed TFLOPS are benchmark.py's estimate_tflos (causal attention, vocab x hidden once) over
       // the step: the step time (derived in the yaml from that formula) as tokens per GPU per second.
       if (const auto derived_tps = number(e["derived"]["tokens_per_s_per_gpu"])) measured = *derived_tps * flops_per_token / 1e12;
+    } else if (fam == "zero-bubble") {
+      if (const auto sps = number(meas["samples_per_s_per_gpu"])) measured = *sps * *seq * flops_per_token / 1e12;
     } else {  // torchtitan, olmo-core, internlm (TGS)
       if (tps) measured = *tps * flops_per_token / 1e12;
     }

@@ -41,14 +41,14 @@ TEST(MoreRuns, LoadsTheUsableRowsAndSaysWhyTheOthersAreNot) {
   for (const auto& [fam, c] : by_family) std::printf("used %-20s %3d (unverified %d)\n", fam.c_str(), c.first, c.second);
   for (const std::string& s : skipped) std::printf("skipped %s\n", s.c_str());
   std::printf("used %zu, skipped %zu\n", runs.size(), skipped.size());
-  EXPECT_EQ(runs.size() + skipped.size(), 171u);
-  // 171 rows (22 of them InternLM's, 8 IBM's FSDP blog and fms-fsdp README, 18 llm-foundry's 2024
+  EXPECT_EQ(runs.size() + skipped.size(), 195u);
+  // 195 rows (22 of them InternLM's, 8 IBM's FSDP blog and fms-fsdp README, 18 llm-foundry's 2024
   // large-scale H100 table, 14 ml-engineering's H200 / B200 DeepSpeed benchmark, 14 XTuner's speed
-  // benchmark): torchtitan's 15 Grand Teton H100 rows (no catalog GPU), nanotron's 20 multi-node rows
+  // benchmark, 24 the Zero Bubble paper's 1F1B and interleaved 1F1B baselines): torchtitan's 15 Grand Teton H100 rows (no catalog GPU), nanotron's 20 multi-node rows
   // (network not printed), 5 OLMo-core (GPU count not printed), 7 FP8-LM (batch not printed), 2
   // Megatron strong-scaling (tp/pp not printed), 1 nanotron 80B (TP16 across nodes) and XTuner's two
   // Llama 2 70B rows at sp 16 and 64 (8 key-value heads: its a2a repeats them first) are skipped.
-  EXPECT_EQ(runs.size(), 119u);
+  EXPECT_EQ(runs.size(), 143u);
 
   for (const MoreRun& m : runs) {
     const PublishedRun& r = m.run;
@@ -258,6 +258,46 @@ TEST(MoreRuns, PinsXtunersUlyssesRow) {
   EXPECT_NEAR(r.measured_tflops, 948.6 * per_token / 1e12, 0.001);
   // The two 70B rows whose 8 key-value heads do not split over sp 16 and 64 are refused.
   EXPECT_EQ(find(runs, "xtuner_llama2_70b_a100_32gpu_256k_sp16"), nullptr);
+}
+
+// The Zero Bubble paper's Megatron-LM baselines (Table 3 settings, Table 4 throughput): GPT 1.5B as
+// a pure 8-stage pipeline, 24 micro-batches of 6, fp16, Megatron's unfused attention; 11.8 samples
+// per GPU per second under 1F1B, 13.1 interleaved with one layer per chunk.
+TEST(MoreRuns, PinsZeroBubblePipelineRows) {
+  const std::vector<MoreRun> runs = load_more_runs(kMorePath);
+  const MoreRun* m = find(runs, "zb_1p5b_a100_8gpu_1f1b_m24");
+  ASSERT_NE(m, nullptr);
+  const PublishedRun& r = m->run;
+  EXPECT_EQ(m->source_family, "zero-bubble");
+  EXPECT_TRUE(m->unverified);
+  EXPECT_EQ(r.par.tp, 1);
+  EXPECT_EQ(r.par.pp, 8);
+  EXPECT_EQ(r.par.dp, 1);
+  EXPECT_EQ(r.par.micro_batch, 6);
+  EXPECT_EQ(r.train.global_batch, 144);  // 24 micro-batches of 6
+  EXPECT_EQ(r.par.schedule, model::Schedule::k1F1B);
+  EXPECT_EQ(r.train.precision, model::Precision::kFp16);
+  EXPECT_FALSE(r.train.flash_attention);
+  EXPECT_EQ(r.par.recompute, model::Recompute::kNone);
+  EXPECT_TRUE(r.model.tied_embeddings);
+  EXPECT_TRUE(r.model.learned_position_embedding);
+  EXPECT_EQ(r.model.ffn_hidden, 4 * 2304);
+  // "both the initial and final pipeline stages possess one fewer transformer layer": 22 layers on 8.
+  EXPECT_EQ(parallel::split_layers(22, 8), (std::vector<int64_t>{2, 3, 3, 3, 3, 3, 3, 2}));
+  // Model FLOPs per token: 6 x (22 layers x 12 h^2 + the tied 32000 x h logits) + 12 L h s (full s^2
+  // attention) = 9.474e9; 11.8 x 1024 tokens a second -> 114.5 TFLOP/s.
+  const double per_token = 6 * (22 * 12 * 2304.0 * 2304 + 2304.0 * 32000) + 12 * 22 * 2304.0 * 1024;
+  EXPECT_NEAR(per_token, 9.474e9, 0.001e9);
+  EXPECT_NEAR(r.measured_tflops, 11.8 * 1024 * per_token / 1e12, 0.001);
+
+  const MoreRun* i = find(runs, "zb_1p5b_a100_8gpu_1f1bi_m24");
+  ASSERT_NE(i, nullptr);
+  EXPECT_EQ(i->run.par.schedule, model::Schedule::kInterleaved);
+  EXPECT_EQ(i->run.par.virtual_stages, 3);  // one layer per chunk: (22 + 2) / 8
+  const std::vector<int64_t> chunks = parallel::split_layers(22, 8, 3);
+  EXPECT_EQ(chunks.front(), 0);  // the model's first and last chunk hold no layer
+  EXPECT_EQ(chunks.back(), 0);
+  EXPECT_NEAR(i->run.measured_tflops, 13.1 * 1024 * per_token / 1e12, 0.001);
 }
 
 }  // namespace

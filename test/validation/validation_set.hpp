@@ -9,8 +9,9 @@
 //    takes part in any fit, its rows count in every accuracy figure (its leave-one-source-out error
 //    is its error under the fitted constants), and it does not move the third above. At present:
 //    InternLM (22 rows), IBM's FSDP blog (8 rows), both collected 2026-12-06, and ml-engineering's
-//    H200 / B200 benchmark (14 rows, collected 2026-12-06, a later session), and XTuner's speed
-//    benchmark (12 rows, collected 2026-12-07).
+//    H200 / B200 benchmark (14 rows, collected 2026-12-06, a later session), XTuner's speed
+//    benchmark (12 rows, collected 2026-12-07) and the Zero Bubble paper's 1F1B and interleaved
+//    1F1B baselines (24 rows, collected 2026-12-07, a later session).
 //  - The fit: a grid over each constant's plausible range (kGrid below), minimising the mean over
 //    sources of each source's mean |error| over its fitted rows: every source counts once, as
 //    leave-one-source-out counts them (until 2026-12-07 every row counted once, so llm-foundry's 23
@@ -42,7 +43,8 @@ struct Row {
 
 // Sources added after the constants were last fitted (rules above).
 inline bool validation_only_source(const std::string& family) {
-  return family == "internlm" || family == "ibm-fsdp" || family == "ml-engineering" || family == "xtuner";
+  return family == "internlm" || family == "ibm-fsdp" || family == "ml-engineering" || family == "xtuner" ||
+         family == "zero-bubble";
 }
 
 inline std::string published_family(const std::string& id) {
