@@ -129,7 +129,16 @@ double gemm_time_s(const hardware::GpuSpec& gpu, Precision precision, double m, 
   const GpuCostData& data = gpu_cost_data(gpu);
   const double peak = gpu.peak_flops(precision);
   const double e = gemm_table(data, precision).efficiency(m, n, k) * c.sustained_compute;
-  return 2 * m * n * k / (peak * e);
+  // No faster than its least traffic through HBM: A and B read once, C written once (FP8: 1-byte
+  // operands, a 16-bit output), at the stream bandwidth measured on the GPU (kernels.yaml hbm).
+  // Binds where a dimension is small and the GPU's measured curve has no such shape (A100's is one
+  // large shape; H100's XLA grid measures small ones, which sit under this bound already):
+  // Megatron's unfused attention, QK^T and PV over the s x s scores with k or n = the head
+  // dimension (s 1024, head dim 96: 81 FLOP/B against ~180 at A100's ridge), experts given few tokens.
+  const double in_bytes = precision == Precision::kFp8 ? 1.0 : bytes_per_value(precision);
+  const double out_bytes = precision == Precision::kFp8 ? 2.0 : bytes_per_value(precision);
+  const double traffic = (m * k + k * n) * in_bytes + m * n * out_bytes;
+  return std::max(2 * m * n * k / (peak * e), memory_time_s(gpu, traffic, c));
 }
 
 double gemm_efficiency(const hardware::GpuSpec& gpu, Precision precision, double m, double n, double k,

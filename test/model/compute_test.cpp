@@ -61,6 +61,20 @@ TEST(Gemm, AGpuWithoutAGridBorrowsTheShapeDependence) {
             gemm_efficiency(*hardware::find_gpu("h100-sxm"), Precision::kBf16, 16384, 16384, 16384) + 0.05);
 }
 
+// A GEMM is no faster than its least traffic through HBM. Megatron's unfused QK^T for 6 sequences
+// x 24 heads of 1024 tokens, head dim 96, on A100 (the Zero Bubble 1.5B layer): (147456 x 96 + 96
+// x 1024 + 147456 x 1024) x 2 B = 330.5 MB at 2039 GB/s x 0.86 (the measured stream fraction) =
+// 188.5 us, where its 29.0 GFLOP at the curve (0.85 of peak x the sustained factor) would take
+// ~136 us. A large GEMM stays on its curve (AGpuWithoutAGridBorrowsTheShapeDependence).
+TEST(Gemm, NoFasterThanItsHbmTraffic) {
+  const auto a100 = *hardware::find_gpu("a100-80gb");
+  const double traffic = (147456.0 * 96 + 96.0 * 1024 + 147456.0 * 1024) * 2;
+  EXPECT_NEAR(traffic, 330.5e6, 0.1e6);
+  EXPECT_NEAR(gemm_time_s(a100, Precision::kFp16, 147456, 1024, 96), traffic / (2039e9 * 0.86), 1e-9);
+  EXPECT_GT(gemm_time_s(a100, Precision::kFp16, 147456, 1024, 96),
+            1.3 * 2 * 147456.0 * 1024 * 96 / (312e12 * 0.85 * default_calibration().sustained_compute));
+}
+
 TEST(Gemm, Fp8RunsAtItsOwnMeasuredPlateau) {
   const Calibration& c = default_calibration();
   const auto h100 = *hardware::find_gpu("h100-sxm");
