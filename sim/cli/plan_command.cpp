@@ -44,6 +44,8 @@ std::string str_pct(double pct) {
 struct Layout {
   int64_t tp = 1, cp = 1, pp = 1, dp = 1, mb = 1, v = 1;
   int64_t ep = 1;  // expert parallelism (mixture-of-experts models)
+  // How CP exchanges K and V (parallelism.cp_comm_type); searched where cp > 1, the scenario's otherwise.
+  model::CpComm cp_comm = model::CpComm::kP2p;
   model::Schedule schedule = model::Schedule::k1F1B;
   model::Recompute recompute = model::Recompute::kNone;
   int zero = 0;
@@ -68,6 +70,7 @@ std::vector<std::string> layout_sets(const Layout& l, const config::Scenario& ba
   if (nodes > 0) s.push_back("cluster.nodes=" + str(nodes));
   if (l.tp != b.tp) s.push_back("parallelism.tp=" + str(l.tp));
   if (l.cp != b.cp) s.push_back("parallelism.cp=" + str(l.cp));
+  if (l.cp_comm != b.cp_comm) s.push_back(std::string("parallelism.cp_comm_type=") + model::to_string(l.cp_comm));
   if (l.pp != b.pp) s.push_back("parallelism.pp=" + str(l.pp));
   if (l.dp != b.dp || nodes > 0) s.push_back("parallelism.dp=" + str(l.dp));
   if (l.ep != b.ep) s.push_back("parallelism.ep=" + str(l.ep));
@@ -92,13 +95,13 @@ std::vector<std::string> layout_sets(const Layout& l, const config::Scenario& ba
 
 Layout layout_of(const config::Scenario& sc) {
   const auto& p = sc.parallel;
-  return {p.tp, p.cp, p.pp, p.dp, p.micro_batch, p.virtual_stages, p.ep, p.schedule, p.recompute, p.zero, p.sequence_parallel,
-          sc.training.offload == model::Offload::kCpu};
+  return {p.tp, p.cp, p.pp, p.dp, p.micro_batch, p.virtual_stages, p.ep, p.cp_comm, p.schedule, p.recompute, p.zero,
+          p.sequence_parallel, sc.training.offload == model::Offload::kCpu};
 }
 
 bool same(const Layout& a, const Layout& b) {
   return a.tp == b.tp && a.cp == b.cp && a.pp == b.pp && a.dp == b.dp && a.mb == b.mb && a.v == b.v && a.ep == b.ep &&
-         a.schedule == b.schedule &&
+         a.cp_comm == b.cp_comm && a.schedule == b.schedule &&
          a.recompute == b.recompute && a.zero == b.zero && a.sp == b.sp && a.offload == b.offload;
 }
 
@@ -106,7 +109,7 @@ std::string describe(const Layout& l) {
   std::string s = "tp " + str(l.tp) + ", pp " + str(l.pp);
   if (l.schedule == model::Schedule::kInterleaved) s += " x " + str(l.v) + " chunks";
   s += ", dp " + str(l.dp);
-  if (l.cp > 1) s += ", cp " + str(l.cp);
+  if (l.cp > 1) s += ", cp " + str(l.cp) + " " + model::to_string(l.cp_comm);
   if (l.ep > 1) s += ", ep " + str(l.ep);
   s += ", mb " + str(l.mb);
   if (l.pp > 1 && l.schedule != model::Schedule::kInterleaved) s += ", " + std::string(model::to_string(l.schedule));
@@ -125,7 +128,11 @@ std::string difference(const Layout& l, const Layout& best) {
     s += (s.empty() ? "" : ", ") + what + " " + mine + " (" + theirs + ")";
   };
   add("tp", str(l.tp), str(best.tp));
-  add("cp", str(l.cp), str(best.cp));
+  // cp with its exchange where the two exchange differently: "cp 2 p2p (2 a2a)", "cp 1 (2 a2a)", "cp 8 (4)".
+  auto cp = [&](const Layout& x) {
+    return x.cp > 1 && l.cp_comm != best.cp_comm ? str(x.cp) + " " + model::to_string(x.cp_comm) : str(x.cp);
+  };
+  add("cp", cp(l), cp(best));
   add("pp", str(l.pp), str(best.pp));
   add("chunks", str(l.v), str(best.v));
   add("dp", str(l.dp), str(best.dp));
@@ -142,6 +149,7 @@ std::string difference(const Layout& l, const Layout& best) {
 nlohmann::json layout_json(const Layout& l) {
   return {{"tp", l.tp},
           {"cp", l.cp},
+          {"cp_comm_type", model::to_string(l.cp_comm)},
           {"pp", l.pp},
           {"dp", l.dp},
           {"micro_batch", l.mb},
@@ -208,9 +216,16 @@ std::vector<Costed> enumerate_and_cost(const std::string& text, const PlanOption
               // Expert parallelism: each divisor of the experts that divides dp x cp (1 for a dense model).
               for (int64_t ep : m.is_moe() ? divisors(m.moe.experts) : std::vector<int64_t>{1}) {
                 if ((dp * cp) % ep != 0) continue;
-                Layout l;
-                l.tp = tp, l.cp = cp, l.pp = pp, l.dp = dp, l.mb = mb, l.schedule = schedule, l.v = v, l.sp = sp, l.ep = ep;
-                structures.push_back(l);
+                // CP's exchange: ring (p2p), all-gather or Ulysses (a2a, where the loader finds the
+                // heads split over cp); without CP the scenario's, which then costs nothing.
+                for (model::CpComm comm : cp > 1 ? std::vector<model::CpComm>{model::CpComm::kP2p, model::CpComm::kAllGather,
+                                                                               model::CpComm::kAllToAll}
+                                                 : std::vector<model::CpComm>{base.parallel.cp_comm}) {
+                  Layout l;
+                  l.tp = tp, l.cp = cp, l.pp = pp, l.dp = dp, l.mb = mb, l.schedule = schedule, l.v = v, l.sp = sp, l.ep = ep;
+                  l.cp_comm = comm;
+                  structures.push_back(l);
+                }
               }
         }
       }

@@ -57,6 +57,15 @@ const char* to_string(Offload o) {
   }
   return "?";
 }
+const char* to_string(CpComm c) {
+  switch (c) {
+    case CpComm::kP2p: return "p2p";
+    case CpComm::kAllGather: return "all_gather";
+    case CpComm::kAllToAll: return "a2a";
+  }
+  return "?";
+}
+
 const char* to_string(EpOverlap o) {
   switch (o) {
     case EpOverlap::kNone: return "none";

@@ -308,5 +308,6 @@ const char* to_string(Precision p);
 const char* to_string(Optimizer o);
 const char* to_string(Offload o);
 const char* to_string(EpOverlap o);
+const char* to_string(CpComm c);  // the scenario's names: p2p | all_gather | a2a
 
 }  // namespace trainsim::model
