@@ -135,9 +135,7 @@ double gemm_time_s(const hardware::GpuSpec& gpu, Precision precision, double m, 
   // large shape; H100's XLA grid measures small ones, which sit under this bound already):
   // Megatron's unfused attention, QK^T and PV over the s x s scores with k or n = the head
   // dimension (s 1024, head dim 96: 81 FLOP/B against ~180 at A100's ridge), experts given few tokens.
-  const double in_bytes = precision == Precision::kFp8 ? 1.0 : bytes_per_value(precision);
-  const double out_bytes = precision == Precision::kFp8 ? 2.0 : bytes_per_value(precision);
-  const double traffic = (m * k + k * n) * in_bytes + m * n * out_bytes;
+  const double traffic = (m * k + k * n) * bytes_per_value(precision) + m * n * activation_bytes_per_value(precision);
   return std::max(2 * m * n * k / (peak * e), memory_time_s(gpu, traffic, c));
 }
 
