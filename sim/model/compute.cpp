@@ -145,6 +145,44 @@ double gemm_efficiency(const hardware::GpuSpec& gpu, Precision precision, double
   return t > 0 ? 2 * m * n * k / (gpu.peak_flops(precision) * t) : 0;
 }
 
+namespace {
+
+struct UnfusedAttentionTime {
+  double fwd_s = 0, bwd_s = 0;
+};
+
+// Unfused attention (Megatron-LM 2021/22) from its HBM traffic: batched QK^T and PV GEMMs over
+// the full s x s scores (`rows` query rows of all heads against `keys` keys), then scale+mask+
+// softmax and dropout as memory passes over them; the backward does both GEMMs twice.
+UnfusedAttentionTime unfused_attention_traffic(const hardware::GpuSpec& gpu, Precision p, double rows, double keys,
+                                               double hd, const Calibration& c) {
+  const double bmm = gemm_time_s(gpu, p, rows, keys, hd, c) + gemm_time_s(gpu, p, rows, hd, keys, c);
+  return {bmm + memory_time_s(gpu, kSoftmaxDropoutBytes * rows * keys, c),
+          2 * bmm + memory_time_s(gpu, kSoftmaxDropoutBackwardBytes * rows * keys, c)};
+}
+
+// The same at the measured speed: the traffic estimate times the ratio of the call measured on
+// one GPU (cost_tables.yaml unfused_attention) to the estimate at the measured shape, by sequence
+// length, linear in log(sequence) between the measured ones and clamped at the ends.
+UnfusedAttentionTime unfused_attention_time(const hardware::GpuSpec& gpu, Precision p, double rows, double keys, double hd,
+                                            const Calibration& c) {
+  const UnfusedAttentionData& m = unfused_attention_data();
+  static const hardware::GpuSpec kMeasuredOn = *hardware::find_gpu(m.gpu);
+  auto ratio = [&](const std::vector<std::pair<double, double>>& measured, bool forward) {
+    Curve r;
+    for (const auto& [seq, s] : measured) {
+      const UnfusedAttentionTime e =
+          unfused_attention_traffic(kMeasuredOn, Precision::kFp16, m.batch * m.heads * seq, seq, m.head_dim, c);
+      r.points.emplace_back(seq, s / (forward ? e.fwd_s : e.bwd_s));
+    }
+    return r.at(keys);
+  };
+  const UnfusedAttentionTime e = unfused_attention_traffic(gpu, p, rows, keys, hd, c);
+  return {e.fwd_s * ratio(m.fwd_s, true), e.bwd_s * ratio(m.bwd_s, false)};
+}
+
+}  // namespace
+
 double memory_time_s(const hardware::GpuSpec& gpu, double bytes, const Calibration& c) {
   return bytes / (gpu.hbm_bandwidth_Bps * gpu_cost_data(gpu).hbm_efficiency);
 }
@@ -468,14 +506,10 @@ LayerTime layer_time(const ModelSpec& model, const ParallelSpec& par, const Trai
     attention_fwd = 0.5 * attention_counted / (peak * kernel.fwd.at(seq) * in_step);
     attention_bwd = 2.5 * 0.5 * attention_counted / (peak * kernel.bwd.at(seq) * in_step);
   } else {
-    // Unfused (Megatron-LM 2021/22): batched QK^T and PV GEMMs over the full s x s matrix, then
-    // scale+mask+softmax and dropout as memory passes over it; backward does both GEMMs twice.
-    const double rows = d(par.micro_batch) * d(model.heads) / t * d(model.seq_len) / d(par.cp);
-    const double keys = d(model.seq_len);
-    const double hd = head_dim(model);
-    const double bmm = gemm_time_s(gpu, aprec, rows, keys, hd, c) + gemm_time_s(gpu, aprec, rows, hd, keys, c);
-    attention_fwd = bmm + memory_time_s(gpu, kSoftmaxDropoutBytes * rows * keys, c);
-    attention_bwd = 2 * bmm + memory_time_s(gpu, kSoftmaxDropoutBackwardBytes * rows * keys, c);
+    const UnfusedAttentionTime u = unfused_attention_time(
+        gpu, aprec, d(par.micro_batch) * d(model.heads) / t * d(model.seq_len) / d(par.cp), d(model.seq_len), head_dim(model), c);
+    attention_fwd = u.fwd_s;
+    attention_bwd = u.bwd_s;
   }
 
   // Memory-bound element-wise work; with sequence parallelism norms/dropout/residual are split by t.

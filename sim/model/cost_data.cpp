@@ -96,6 +96,7 @@ struct Tables {
   ElementwiseCostData elementwise;
   HostCostData host;
   double attention_in_step = 0;
+  UnfusedAttentionData unfused_attention;
 };
 
 const Tables& tables() {
@@ -164,6 +165,23 @@ const Tables& tables() {
       bad("collectives.all_to_all.{nvlink,net} must be in (0, 1]");
     t.attention_in_step = root["attention_in_step"].as<double>();
     if (!(t.attention_in_step > 0 && t.attention_in_step <= 1.2)) bad("attention_in_step must be in (0, 1.2]");
+    const YAML::Node ua = root["unfused_attention"];
+    if (!ua) bad("unfused_attention missing");
+    UnfusedAttentionData& u = t.unfused_attention;
+    u.gpu = ua["measured_on"].as<std::string>();
+    if (!hardware::find_gpu(u.gpu)) bad("unfused_attention.measured_on: no catalog GPU '" + u.gpu + "'");
+    u.batch = ua["batch"].as<double>();
+    u.heads = ua["heads"].as<double>();
+    u.head_dim = ua["head_dim"].as<double>();
+    if (!(u.batch >= 1 && u.heads >= 1 && u.head_dim >= 1)) bad("unfused_attention.{batch,heads,head_dim} must be >= 1");
+    for (auto [key, out] : {std::pair{"fwd_ms", &u.fwd_s}, std::pair{"bwd_ms", &u.bwd_s}}) {
+      const Curve ms = read_curve(ua[key], std::string("unfused_attention.") + key);
+      if (ms.empty()) bad(std::string("unfused_attention.") + key + " is empty");
+      for (const auto& [seq, v] : ms.points) {
+        if (!(seq >= 1 && v > 0)) bad(std::string("unfused_attention.") + key + ": sequence >= 1 and time > 0");
+        out->push_back({seq, v * 1e-3});
+      }
+    }
     const YAML::Node e = root["elementwise"];
     ElementwiseCostData& ew = t.elementwise;
     ew.rmsnorm_eager = e["rmsnorm_eager"].as<double>();
@@ -305,5 +323,7 @@ const ElementwiseCostData& elementwise_cost_data() { return tables().elementwise
 const HostCostData& host_cost_data() { return tables().host; }
 
 double attention_in_step_fraction() { return tables().attention_in_step; }
+
+const UnfusedAttentionData& unfused_attention_data() { return tables().unfused_attention; }
 
 }  // namespace trainsim::model

@@ -88,6 +88,17 @@ const CollectiveCostData& collective_cost_data();
 // attention_in_step, measured in published step profiles).
 double attention_in_step_fraction();
 
+// Megatron's unfused attention core measured as one call on one GPU (cost_tables.yaml
+// unfused_attention): the shape it ran at and its forward and backward seconds against sequence
+// length.
+struct UnfusedAttentionData {
+  std::string gpu;  // catalog key
+  double batch = 0, heads = 0, head_dim = 0;
+  std::vector<std::pair<double, double>> fwd_s, bwd_s;  // {sequence length, seconds}, sorted
+};
+
+const UnfusedAttentionData& unfused_attention_data();
+
 // HBM bytes per element of element-wise kernels that depend on how the stack runs them
 // (cost_tables.yaml elementwise): eager PyTorch, one kernel per operator, or fused.
 struct ElementwiseCostData {

@@ -228,6 +228,49 @@ TEST(LayerTime, Korthikanti22BTable4) {
   EXPECT_LT(layer_time(m, p, t, a100_cluster()).forward_s, base.forward_s);
 }
 
+// Megatron's unfused attention core (cost_tables.yaml unfused_attention): the FlashAttention
+// paper's Megatron call on one A100 40 GB (App. E.5 Table 15, with dropout: fp16, batch 16, 8 heads
+// of 64) takes 1.88 ms forward at 1K tokens and 6.56 ms at 2K, and trainsim's layer gives those.
+// Its traffic estimate per call: QK^T reads Q and K and writes the scores, (R 64 + 64 s) 2 + 2 R s
+// bytes (R = batch x heads x s query rows); PV reads the scores and V and writes the output,
+// (R s + 64 s) 2 + 2 R 64; scale+mask+softmax and dropout 9 B per score; at 1555 GB/s x 0.88.
+// Measured over estimated is the slowdown, linear in log(s) between the measured lengths.
+TEST(LayerTime, UnfusedAttentionRunsAtTheMeasuredMegatronSpeed) {
+  auto forward = [](const char* gpu, int64_t s) {
+    ModelSpec m;
+    m.layers = 1;
+    m.hidden = 512;
+    m.ffn_hidden = 2048;
+    m.heads = 8;
+    m.kv_heads = 8;
+    m.vocab = 32000;
+    m.seq_len = s;
+    ParallelSpec p;
+    p.micro_batch = 16;
+    TrainingSpec t;
+    t.precision = Precision::kFp16;
+    t.flash_attention = false;
+    hardware::ClusterSpec c = a100_cluster();
+    c.gpu = *hardware::find_gpu(gpu);
+    return layer_time(m, p, t, c).attention_forward_s;
+  };
+  auto traffic_s = [](double s) {
+    const double r = 16 * 8 * s;
+    return ((r * 64 + 64 * s) * 2 + 2 * r * s + (r * s + 64 * s) * 2 + 2 * r * 64 + 9 * r * s) / (1555e9 * 0.88);
+  };
+  EXPECT_NEAR(forward("a100-40gb", 1024), 1.88e-3, 1e-9);
+  EXPECT_NEAR(forward("a100-40gb", 2048), 6.56e-3, 1e-9);
+  // Halfway in log(s): the mean of the two slowdowns (1.88 / 1.300 ms = 1.446 and 6.56 / 5.150 = 1.274).
+  const double mid = std::sqrt(1024.0 * 2048.0);
+  const double slow = (1.88e-3 / traffic_s(1024) + 6.56e-3 / traffic_s(2048)) / 2;
+  EXPECT_NEAR(slow, 1.360, 0.001);
+  EXPECT_NEAR(forward("a100-40gb", static_cast<int64_t>(std::round(mid))), traffic_s(std::round(mid)) * slow,
+              2e-3 * traffic_s(mid) * slow);
+  // Another GPU keeps the slowdown at its own bandwidth: the 80 GB part (2039 GB/s x 0.86) takes
+  // 1.88 ms x 1368.4 / 1753.5 = 1.467 ms.
+  EXPECT_NEAR(forward("a100-80gb", 1024), 1.88e-3 * 1555 * 0.88 / (2039 * 0.86), 1e-8);
+}
+
 TEST(LayerTime, TpOverlapHidesCommunicationOnNvlinkButNotOnPcie) {
   ModelSpec m;
   m.layers = 80;
