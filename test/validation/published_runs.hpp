@@ -264,13 +264,17 @@ inline std::vector<PublishedRun> load_published_runs(const std::string& path, bo
 }
 
 // Predicted TFLOP/s per GPU in the run's own definition.
-inline double predict_tflops(const PublishedRun& r, const model::Calibration& c = model::default_calibration()) {
-  const model::StepCosts costs = model::compute_step_costs(r.model, r.par, r.train, r.cluster, c);
+// The same from the run's costs already computed with `c`.
+inline double predict_tflops(const PublishedRun& r, const model::StepCosts& costs, const model::Calibration& c) {
   const model::StepEstimate e = model::estimate_step(costs, r.model, r.par, r.train, r.cluster, c);
   const double gpus = static_cast<double>(r.par.gpus());
   if (r.metric == Metric::kHardwareTflops)
     return model::megatron_eq3_flops(r.model, r.train.global_batch) / (gpus * e.step_s) / 1e12;
   return e.tflops_per_gpu / 1e12;
+}
+
+inline double predict_tflops(const PublishedRun& r, const model::Calibration& c = model::default_calibration()) {
+  return predict_tflops(r, model::compute_step_costs(r.model, r.par, r.train, r.cluster, c), c);
 }
 
 }  // namespace trainsim::validation
