@@ -140,7 +140,8 @@
 //    logits, flash-attn 2, its sequence parallelism as cp with the a2a (Ulysses) exchange; the
 //    network not printed (the A100 default above). Validation only.
 //  - zero-bubble (Qi et al., "Zero Bubble Pipeline Parallelism", arXiv 2401.10241, Table 4: the
-//    1F1B and interleaved 1F1B baselines): Megatron-LM (its fork at megatron-core 0.4.0rc0) GPT
+//    1F1B and interleaved 1F1B baselines; Tables 11 and 12: 1F1B at twice the micro-batch and
+//    with no more micro-batches than stages): Megatron-LM (its fork at megatron-core 0.4.0rc0) GPT
 //    (gelu, ffn 4h, learned positions, tied embeddings, dropout at Megatron's defaults; the vocab
 //    not printed, 32,000 reproduces every model name); pure pipeline (tp 1, dp 1) on A100 SXM
 //    80GB, the first and last stage one layer fewer (the default split); interleaved with one

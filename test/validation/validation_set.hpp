@@ -11,7 +11,8 @@
 //    InternLM (22 rows), IBM's FSDP blog (8 rows), both collected 2026-12-06, and ml-engineering's
 //    H200 / B200 benchmark (14 rows, collected 2026-12-06, a later session), XTuner's speed
 //    benchmark (12 rows, collected 2026-12-07) and the Zero Bubble paper's 1F1B and interleaved
-//    1F1B baselines (24 rows, collected 2026-12-07, a later session).
+//    1F1B baselines (24 rows, collected 2026-12-07, a later session; 19 more from its appendix
+//    tables, collected 2026-12-07, later still).
 //  - The fit: a grid over each constant's plausible range (kGrid below), minimising the mean over
 //    sources of each source's mean |error| over its fitted rows: every source counts once, as
 //    leave-one-source-out counts them (until 2026-12-07 every row counted once, so llm-foundry's 23
