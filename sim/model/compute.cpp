@@ -161,24 +161,36 @@ UnfusedAttentionTime unfused_attention_traffic(const hardware::GpuSpec& gpu, Pre
           2 * bmm + memory_time_s(gpu, kSoftmaxDropoutBackwardBytes * rows * keys, c)};
 }
 
-// The same at the measured speed: the traffic estimate times the ratio of the call measured on
-// one GPU (cost_tables.yaml unfused_attention) to the estimate at the measured shape, by sequence
-// length, linear in log(sequence) between the measured ones and clamped at the ends.
-UnfusedAttentionTime unfused_attention_time(const hardware::GpuSpec& gpu, Precision p, double rows, double keys, double hd,
-                                            const Calibration& c) {
+// The ratio of the call measured on one GPU (cost_tables.yaml unfused_attention) to the traffic
+// estimate at the measured shape, by sequence length, forward and backward. It depends on the data
+// and the constants only: computed once per set of constants (the fit tries many), not per layer.
+struct UnfusedSlowdown {
+  Curve fwd, bwd;
+};
+const UnfusedSlowdown& unfused_slowdown(const Calibration& c) {
+  thread_local std::map<Calibration, UnfusedSlowdown> known;
+  if (auto it = known.find(c); it != known.end()) return it->second;
   const UnfusedAttentionData& m = unfused_attention_data();
-  static const hardware::GpuSpec kMeasuredOn = *hardware::find_gpu(m.gpu);
+  const hardware::GpuSpec measured_on = *hardware::find_gpu(m.gpu);
   auto ratio = [&](const std::vector<std::pair<double, double>>& measured, bool forward) {
     Curve r;
     for (const auto& [seq, s] : measured) {
       const UnfusedAttentionTime e =
-          unfused_attention_traffic(kMeasuredOn, Precision::kFp16, m.batch * m.heads * seq, seq, m.head_dim, c);
+          unfused_attention_traffic(measured_on, Precision::kFp16, m.batch * m.heads * seq, seq, m.head_dim, c);
       r.points.emplace_back(seq, s / (forward ? e.fwd_s : e.bwd_s));
     }
-    return r.at(keys);
+    return r;
   };
+  return known[c] = {ratio(m.fwd_s, true), ratio(m.bwd_s, false)};
+}
+
+// The same at the measured speed: the traffic estimate times that ratio, linear in log(sequence)
+// between the measured lengths and clamped at the ends.
+UnfusedAttentionTime unfused_attention_time(const hardware::GpuSpec& gpu, Precision p, double rows, double keys, double hd,
+                                            const Calibration& c) {
+  const UnfusedSlowdown& r = unfused_slowdown(c);
   const UnfusedAttentionTime e = unfused_attention_traffic(gpu, p, rows, keys, hd, c);
-  return {e.fwd_s * ratio(m.fwd_s, true), e.bwd_s * ratio(m.bwd_s, false)};
+  return {e.fwd_s * r.fwd.at(keys), e.bwd_s * r.bwd.at(keys)};
 }
 
 }  // namespace

@@ -46,6 +46,8 @@ struct Calibration {
   // Host-side serial work once per step that no GPU work hides: optimizer and gradient-clipping
   // launches, loss and logging synchronisations, data-loader hand-off. Plausible 0.01-0.30 s.
   double step_host_overhead_s = 0;
+
+  auto operator<=>(const Calibration&) const = default;
 };
 
 // The one set of constants every scenario uses.

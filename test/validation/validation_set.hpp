@@ -76,8 +76,11 @@ inline std::vector<Row> validation_rows() {
 }
 
 // Signed error of the prediction, in percent of the measured figure.
+inline double error_pct(const PublishedRun& r, const model::StepCosts& costs, const model::Calibration& c) {
+  return (predict_tflops(r, costs, c) - r.measured_tflops) / r.measured_tflops * 100;
+}
 inline double error_pct(const PublishedRun& r, const model::Calibration& c) {
-  return (predict_tflops(r, c) - r.measured_tflops) / r.measured_tflops * 100;
+  return error_pct(r, model::compute_step_costs(r.model, r.par, r.train, r.cluster, c), c);
 }
 
 // The grid of plausible values (compute.hpp states each range), 0.01 apart in both. Until
@@ -123,9 +126,8 @@ model::Calibration fit(const std::vector<Row>& rows, Use use, double* best_mean 
       for (size_t i = 0; i < g.step_host_s.size(); ++i) {
         model::Calibration c = base;
         c.step_host_overhead_s = g.step_host_s[i];
-        const double predicted = predict_tflops(r.run, with_host_term(costs, base, c), c);
         auto& [sum, n] = by_source[i][r.family];
-        sum += std::fabs((predicted - r.run.measured_tflops) / r.run.measured_tflops * 100);
+        sum += std::fabs(error_pct(r.run, with_host_term(costs, base, c), c));
         ++n;
       }
     }
