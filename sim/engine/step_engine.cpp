@@ -1252,13 +1252,20 @@ void StageActor::run_zero3_passes(const std::vector<parallel::PipelineOp>& ops, 
     const double unit = (fwd ? cost.forward_s : cost.backward_s) * slowdown() / static_cast<double>(n);
     const std::string name = pass_name(fwd ? 'F' : 'B', op, trace);
     const double grad = stage_cost.grad_bytes * s.chunk_share(stage_, op.chunk) / static_cast<double>(n);
+    // Every layer after the pass's first pays its calls' NCCL latency on the critical path, as the
+    // closed form charges it (model::zero3_layer_latency); the flows carry the rest.
+    const model::Zero3Latency lat = model::zero3_layer_latency(
+        stage_cost.param_bytes * s.chunk_share(stage_, op.chunk) / static_cast<double>(n), grad, s.sc_.parallel,
+        s.sc_.cluster);
+    const double layer_latency = fwd ? lat.forward_s : lat.backward_s;
     for (int64_t l = 0; l < n; ++l) {
       std::vector<CommJobPtr> cur = std::move(next);
       next.clear();
       if (l + 1 < n) next = gather(op);
       else if (i + 1 < ops.size()) next = gather(ops[i + 1]);
       for (const auto& job : cur) wait(job, acc);
-      compute(unit, s.tp_share(cost), acc, fwd ? "forward" : "backward", name, trace);
+      const double waited = l > 0 ? layer_latency : 0;
+      if (compute(unit, s.tp_share(cost), acc, fwd ? "forward" : "backward", name, trace, waited)) acc.comm_s += waited;
       if (!fwd) collective(parallel::CollectiveKind::kReduceScatter, grad, 1, "grad reduce-scatter", trace, true);
     }
     const bool async = s.overlap_p2p_ && turns_after(ops, i);

@@ -16,9 +16,9 @@
 //             shard group, each rank's reduced share then all-reduced across the groups.
 //             ZeRO 2 reduce-scatters every micro-batch. ZeRO 3 gathers each layer's weights before its
 //             forward and its backward and reduce-scatters its gradients after the backward, every
-//             micro-batch, one layer prefetched: exposed are the first layer's gather and each
-//             layer's excess of communication over its compute. Aggregation oversubscription is not
-//             modelled here.
+//             micro-batch, one layer prefetched: exposed are the first layer's gather and, for each
+//             later layer, its calls' NCCL latency and their bandwidth part's excess over its compute
+//             (zero3_layer_latency). Aggregation oversubscription is not modelled here.
 //   exposed = with overlap_grad_reduce: only what does not fit under the last micro-batch's backward
 //             (the reduction) or under the step's first forward pass (the ZeRO 1/2 weight
 //             all-gather, Megatron's overlap_param_gather; with a 1F1B pipeline also under the
@@ -81,6 +81,17 @@ double grad_reduce_time_s(double bytes, const ParallelSpec& par, const hardware:
 // per GPU over the replicas: under hybrid sharding a reduce-scatter pays the shard group's and
 // the cross-group all-reduce's.
 double dp_call_latency_s(collectives::Kind kind, double bytes, const ParallelSpec& par, const hardware::ClusterSpec& cluster);
+
+// ZeRO-3 / FSDP: the NCCL latency one layer's collectives put on the critical path, each layer after
+// a pass's first (the bandwidth part hides under the previous layer's compute; model/step_estimate.cpp
+// says why the latency is charged): forward, its weights' all-gather; backward, the all-gather and
+// its gradients' reduce-scatter. `param_bytes` and `grad_bytes`: one layer's, per GPU.
+struct Zero3Latency {
+  double forward_s = 0;
+  double backward_s = 0;
+};
+Zero3Latency zero3_layer_latency(double param_bytes, double grad_bytes, const ParallelSpec& par,
+                                 const hardware::ClusterSpec& cluster);
 
 // Time of the DP gradient sync (one all-reduce or RS + AG) of `bytes` per GPU over the replicas.
 double dp_sync_time_s(double bytes, const ParallelSpec& par, const hardware::ClusterSpec& cluster);

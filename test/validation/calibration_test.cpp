@@ -116,11 +116,12 @@ TEST(Calibration, LeaveOneSourceOutAccuracy) {
   EXPECT_NEAR(shipped.p05_pct, all_loso.quantile(0.05), 0.006) << "update sim/hardware/data/accuracy.yaml step_time";
   EXPECT_NEAR(shipped.p95_pct, all_loso.quantile(0.95), 0.006) << "update sim/hardware/data/accuracy.yaml step_time";
   // Issue 13 asks for a leave-one-source-out mean |error| <= 5%, no row beyond 15% and a mean signed
-  // error within +-2%. The bias is met: +0.41%. The mean is 6.16% over 193 rows (6.01% over the 174
+  // error within +-2%. The bias is met: +0.03%. The mean is 5.97% over 193 rows (6.16% before each
+  // ZeRO-3 layer's collectives paid their NCCL latency on the critical path, 6.01% over the 174
   // before the Zero Bubble paper's appendix rows, 6.18% before the fit's grid went to 0.01 steps,
   // 6.40% before Megatron's unfused attention ran at its measured speed, 6.48% before GEMMs were
   // bound by their HBM traffic, 6.47% over the 150 before the Zero Bubble rows, 5.87% over the 138
-  // before XTuner's), and 14 rows lie beyond 15%: 11 optimistic (below) and three of Zero Bubble's
+  // before XTuner's), and 13 rows lie beyond 15%: 10 optimistic (below) and three of Zero Bubble's
   // pipelines with 2 and 4 micro-batches, slow. The appendix rows (19, validation only: 1F1B at
   // twice Table 4's micro-batch, its Table 11, -4.3..+0.1%; and with 2 to 16 micro-batches, no more
   // than the stages, its Table 12, -6.3..-22.6%) measure a single pipeline's step as its bubble plus
@@ -148,26 +149,27 @@ TEST(Calibration, LeaveOneSourceOutAccuracy) {
   // ml-engineering's ZeRO-3 sweep with CPU-offloaded Adam at 8K, +20% (H200) and +26% (B200), where
   // the host's Adam update dominates the step and trainsim's host throughput is what DeepSpeed
   // measured per rank on a DGX A100 serving two GPUs (cost_tables.yaml host: 21.0 GB/s; these 8-GPU
-  // hosts updated at ~15-16); llm-foundry MPT-70B on 64 A100-40GB (+33%), MPT-30B on 8 H100 at 8K
-  // (+22%), MPT-7B on 512 H100 (+16%); InternLM's 1,024-GPU rows at 1 and 2 micro-batches (+28%,
-  // +26%) and its 512-GPU row at 2 (+17%).
+  // hosts updated at ~15-16); llm-foundry MPT-70B on 64 A100-40GB (+32%) and MPT-30B on 8 H100 at
+  // 8K (+22%); InternLM's 1,024-GPU rows at 1 and 2 micro-batches (+28%, +26%) and its 512-GPU row
+  // at 2 (+17%).
   // InternLM's communication-bound rows say its all-reduce over 64-128 nodes of 4 x 100 Gb RoCE was
   // slower than the NIC model. llm-foundry's H100 rows pull two ways inside one table: its 2024
   // large-scale rows that ran the 2022 Triton FlashAttention (13B, 30B) are predicted 2-11% slow,
-  // those that ran flash-attn 2 (1B, 3B, 7B, 70B) 1-14% fast, where the kernels' measured H100 gap
+  // those that ran flash-attn 2 (1B, 3B, 7B, 70B) fast, where the kernels' measured H100 gap
   // (kernels.yaml fa1 / fa2) would have the two kinds far apart; and measured throughput falls
-  // 2-10% from 128 to 512 GPUs at the same work per GPU where trainsim predicts 0.5-3%. FSDP1's
-  // per-unit gathers and reduce-scatters already pay NCCL's ring latency (tuning.cc, ~2.4 ms per
-  // call at 512 ranks) and share one NCCL stream; at the model's per-layer compute they stay
-  // hidden. The missing term needs a measurement (NCCL all-gather / reduce-scatter at 16-128 H100
-  // nodes and mid sizes, or a profile of these runs; the one found, nccl#1229, is prose).
+  // 2-10% from 128 to 512 GPUs at the same work per GPU. With every ZeRO-3 layer's calls paying
+  // NCCL's ring latency (tuning.cc, ~2.4 ms a call at 512 ranks) on the critical path, as that fall
+  // says they do (README "Where the rest of the error sits"), trainsim's FULL_SHARD rows follow it
+  // (MPT-7B +4.5 / +3.0 / -1.9% at 128 / 256 / 512); the SHARD_GRAD_OP rows (1B, 3B), bucketed
+  // like Megatron's ZeRO-2 in trainsim, do not yet. Why the latency does not hide is not measured
+  // (a profile of these runs would say; nccl#1229 is prose).
   // The IBM rows ran eager PyTorch (training.elementwise: eager): without that term its H100 rows
   // were 14-28% fast; with it 6-11%, and its A100 rows with full checkpointing 9-14% slow.
   // The bounds keep what is reached.
-  EXPECT_LE(all_loso.mean_abs, 6.20);
+  EXPECT_LE(all_loso.mean_abs, 6.00);
   EXPECT_LE(all_loso.max_abs, 52.0);
   EXPECT_LE(std::fabs(all_loso.mean_signed), 2.0);
-  EXPECT_LE(held.mean_abs, 5.30);
+  EXPECT_LE(held.mean_abs, 5.20);
 }
 
 // The band a report prints (model::step_time_band) holds the measured step time of 90% of the
