@@ -2,6 +2,7 @@
 // parameters, memory with the routed experts split over expert parallelism.
 #include <gtest/gtest.h>
 
+#include "clusters.hpp"
 #include "hardware/gpu.hpp"
 #include "model/compute.hpp"
 #include "model/flops.hpp"
@@ -98,17 +99,7 @@ TEST(Moe, ActivationsGrowWithTheExpertsATokenGoesThrough) {
   EXPECT_DOUBLE_EQ(one - layer_activation_bytes(m, par, train), 2 * 4096.0 * 4096 + 4 * 4096.0 * 8);
 }
 
-// DGX H100: 8 GPUs on NVSwitch (450 GB/s per direction per GPU), 8 x 400 Gb/s NICs (50 GB/s a GPU).
-hardware::ClusterSpec dgx_h100(int64_t nodes) {
-  hardware::ClusterSpec c;
-  c.gpu = *hardware::find_gpu("h100-sxm");
-  c.nodes = nodes;
-  c.gpus_per_node = 8;
-  c.intra_bandwidth_Bps = 450e9;
-  c.nic_bandwidth_Bps = 50e9;
-  c.nics_per_node = 8;
-  return c;
-}
+using testing::dgx_h100;
 
 // The all-to-all against its alpha-beta estimate. Each GPU sends 256 MB spread over the group.
 //  - NVSwitch, ep 8 in one node: 7/8 of it leaves the GPU through its 450 GB/s port; NCCL reaches

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "clusters.hpp"
 #include "hardware/gpu.hpp"
 #include "model/compute.hpp"
 #include "model/flops.hpp"
@@ -299,17 +300,9 @@ TEST(StepEstimate, EagerElementwiseCostsWhatTorchCompileSavedOnTorchtitan) {
 // all-gather + reduce-scatter backward. On 16 nodes (128 ranks): 8.4 + 112 x 3.4 + 15 x 14 = 599.2 us.
 // Llama 3 8B's 32 layers, one micro-batch: the step grows by 31 layers x 3 calls x 1814.4 us =
 // 168.7 ms from 128 to 512 ranks at the same load per GPU (hiding the latency, trainsim gave ~20 ms:
-// README "Where the rest of the error sits", llm-foundry's MPT-7B measured +98 ms).
+// README "Accuracy against published runs", llm-foundry's MPT-7B measured +98 ms).
 TEST(StepEstimate, Zero3PaysEachLayersCallLatency) {
-  auto cluster = [](int64_t nodes) {
-    hardware::ClusterSpec cl;
-    cl.gpu = *hardware::find_gpu("h100-sxm");
-    cl.nodes = nodes;
-    cl.intra_bandwidth_Bps = 450e9;
-    cl.nics_per_node = 8;
-    cl.nic_bandwidth_Bps = 50e9;
-    return cl;
-  };
+  const auto cluster = testing::dgx_h100;
   ParallelSpec p;
   p.dp = 512;
   p.zero = 3;
