@@ -1235,9 +1235,13 @@ void StageActor::run_zero3_passes(const std::vector<parallel::PipelineOp>& ops, 
   auto layers_of = [&](const parallel::PipelineOp& op) {
     return std::max<int64_t>(1, stage_cost.chunks[op.chunk].layers);
   };
+  // One layer's share of the stage's `total` bytes (its weights, or its gradients) in op's chunk.
+  auto layer_bytes = [&](double total, const parallel::PipelineOp& op) {
+    return total * s.chunk_share(stage_, op.chunk) / static_cast<double>(layers_of(op));
+  };
   auto gather = [&](const parallel::PipelineOp& op) {
-    const double bytes = stage_cost.param_bytes * s.chunk_share(stage_, op.chunk) / static_cast<double>(layers_of(op));
-    return collective(parallel::CollectiveKind::kAllGather, bytes, 1, "param gather", trace, false);
+    return collective(parallel::CollectiveKind::kAllGather, layer_bytes(stage_cost.param_bytes, op), 1, "param gather",
+                      trace, false);
   };
   std::vector<CommJobPtr> next = ops.empty() ? std::vector<CommJobPtr>{} : gather(ops[0]);
   for (size_t i = 0; i < ops.size(); ++i) {
@@ -1251,12 +1255,11 @@ void StageActor::run_zero3_passes(const std::vector<parallel::PipelineOp>& ops, 
     const int64_t n = layers_of(op);
     const double unit = (fwd ? cost.forward_s : cost.backward_s) * slowdown() / static_cast<double>(n);
     const std::string name = pass_name(fwd ? 'F' : 'B', op, trace);
-    const double grad = stage_cost.grad_bytes * s.chunk_share(stage_, op.chunk) / static_cast<double>(n);
+    const double grad = layer_bytes(stage_cost.grad_bytes, op);
     // Every layer after the pass's first pays its calls' NCCL latency on the critical path, as the
     // closed form charges it (model::zero3_layer_latency); the flows carry the rest.
-    const model::Zero3Latency lat = model::zero3_layer_latency(
-        stage_cost.param_bytes * s.chunk_share(stage_, op.chunk) / static_cast<double>(n), grad, s.sc_.parallel,
-        s.sc_.cluster);
+    const model::Zero3Latency lat =
+        model::zero3_layer_latency(layer_bytes(stage_cost.param_bytes, op), grad, s.sc_.parallel, s.sc_.cluster);
     const double layer_latency = fwd ? lat.forward_s : lat.backward_s;
     for (int64_t l = 0; l < n; ++l) {
       std::vector<CommJobPtr> cur = std::move(next);
