@@ -176,7 +176,7 @@ std::string knee_cause(const nlohmann::json& ref, double ref_gpus, const nlohman
       {"tp_comm", "interconnect", "exposed TP/CP communication"},
       {"exposed_comm", "interconnect", "exposed DP/PP communication"},
       {"bubble", "pipeline", "the pipeline bubble"},
-      {"optimizer", "compute", "the fixed per-step work (optimizer step, host overhead; paid once per step however few tokens each GPU gets)"},
+      {"optimizer", "compute", "the fixed per-step work (optimizer step, the wait for the slowest replica; paid once per step however few tokens each GPU gets)"},
   };
   auto per_token = [](const nlohmann::json& r, double g, const char* key) {
     return g * r["breakdown_s"][key].get<double>() / (r["tokens_per_s"].get<double>() * r["step_time_s"]["mean"].get<double>());

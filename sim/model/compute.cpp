@@ -116,8 +116,8 @@ double group_collective_time(const hardware::ClusterSpec& cluster, Kind kind, in
 const Calibration& default_calibration() {
   static const Calibration kCalibration = [] {
     Calibration c;
-    c.sustained_compute = 0.81;     // range 0.70-1.00, grid step 0.01 (0.80 on a 0.02 grid until 2026-12-07)
-    c.step_host_overhead_s = 0.12;  // range 0.01-0.30 s, grid step 0.01 s (0.10 on a six-value grid until 2026-12-07)
+    c.sustained_compute = 0.81;  // range 0.70-1.00, grid step 0.01 (0.80 on a 0.02 grid until 2026-12-07)
+    c.replica_jitter_s = 0.05;   // range 0-0.10 s, grid step 0.005 s (until 2026-12-07 a fixed host time per step, 0.10-0.12 s)
     return c;
   }();
   return kCalibration;

@@ -34,18 +34,32 @@
 namespace trainsim::model {
 
 // The constants fitted to end-to-end rows: two (the rules allow three), each a named physical effect
-// with its plausible range (values and how they were fitted: compute.cpp). A third, per-layer host
-// dispatch gaps (0-150 us), was tried and fitted to 0: dropped rather than kept at a value that
-// makes the effect vanish.
+// with its plausible range (values and how they were fitted: compute.cpp). Two others were tried and
+// fitted to 0, and dropped rather than kept at a value that makes the effect vanish: per-layer host
+// dispatch gaps (0-150 us), and, until 2026-12-07, a fixed host time once per step (0.01-0.30 s,
+// fitted 0.10-0.12 s while it stood alone; 0 beside the replica jitter below, and Zero Bubble's
+// single pipelines of 2 to 16 micro-batches, validation only, leave none: their steps are the
+// measured bubble plus their micro-batches). A per-pass host gap in pipelines (0-1.5 ms) fits to 0
+// on the fitted sources too, though Zero Bubble's interleaved rows measure ~0.3 ms per extra pass.
 struct Calibration {
   // GEMM throughput sustained inside a training step relative to the isolated "maximum achievable"
   // benchmark: power and thermal clock limits under sustained load, L2/HBM contention with the
   // communication kernels running beside the GEMMs, the framework's kernel gaps. Plausible 0.70-1.00.
   // Fused attention has its own measured in-step fraction (cost_tables.yaml attention_in_step).
   double sustained_compute = 0;
-  // Host-side serial work once per step that no GPU work hides: optimizer and gradient-clipping
-  // launches, loss and logging synchronisations, data-loader hand-off. Plausible 0.01-0.30 s.
-  double step_host_overhead_s = 0;
+  // The data-parallel replicas' step-time jitter, seconds (one standard deviation): each replica's
+  // hosts run the step's Python, data loading, kernel launches and collectives' set-up with
+  // independent delays, and the step's gradient reduction, which joins the dp x cp ranks holding the
+  // same weights, waits for the slowest: the expected maximum of dp x cp normal draws
+  // (model::expected_max_normal: 1.42 sd for 8, 2.34 for 64, 3.25 for 1,024), once per step. That
+  // stragglers other than failed hardware stall synchronous LLM training is what ByteDance's
+  // five-month trace shows (Lin et al., "Understanding Stragglers in Large Model Training Using
+  // What-if Analysis", OSDI '25, arXiv 2505.05713); no public measurement gives the per-step spread
+  // of the eager PyTorch stacks of the validation set, so it is fitted. Absolute, not a fraction of
+  // the step: a share of the step (0-10%) fits far worse (mean over sources 5.6% against 3.7%).
+  // Plausible 0-0.10 s. Fitted on steps of 0.3 s and more: stacks that run a step without per-step
+  // Python (CUDA graphs, as MLPerf's) keep far less.
+  double replica_jitter_s = 0;
 
   auto operator<=>(const Calibration&) const = default;
 };

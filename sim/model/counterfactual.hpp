@@ -9,7 +9,8 @@
 //   pipeline             no bubble (a perfect schedule; pipeline transfers kept)
 //   compute.flops        twice the GPU's tensor throughput (every precision)
 //   compute.hbm          HBM bandwidth unlimited (memory-bound kernels, optimizer)
-//   compute.host         no fixed per-step overhead (host serial work, gradient-norm all-reduce)
+//   compute.host         no fixed per-step overhead (the wait for the slowest data-parallel replica's
+//                        host at the step's synchronisation, the gradient-norm all-reduce)
 //   compute              the three at once
 //   memory.recompute     no activation recompute (only when the scenario recomputes)
 //   memory.offload       no optimizer-state offload (only when the scenario offloads)

@@ -67,8 +67,9 @@ struct StepCosts {
   int64_t micro_batches = 0;      // per pipeline per step = global_batch / (dp * micro_batch)
   double model_flops_per_step = 0;  // whole model, whole global batch, no recompute (MFU numerator)
   double tokens_per_step = 0;       // global_batch * seq_len
-  double step_overhead_s = 0;       // fixed cost once per step (data loading, logging, step launch);
-                                    // counted as compute, on every stage, before the first forward
+  double step_overhead_s = 0;       // fixed cost once per step (the wait for the slowest replica, the
+                                    // gradient-norm all-reduce); counted as compute, on every stage,
+                                    // before the first forward
 };
 
 // REQUIRES: the spec is validated (config/ guarantees divisibility and ranges).

@@ -123,7 +123,7 @@ void diagnose(const config::Scenario& sc, RunSummary& s) {
   } else if (k == "compute.hbm") {
     s.bottleneck_reason = "memory-bound kernels (optimizer, norms, attention): unlimited HBM bandwidth saves " + saves;
   } else if (k == "compute.host") {
-    s.bottleneck_reason = "the fixed per-step overhead (host serial work, gradient-norm all-reduce) is paid once per step; removing it saves " + saves;
+    s.bottleneck_reason = "the fixed per-step overhead (the wait for the slowest data-parallel replica's host, the gradient-norm all-reduce) is paid once per step; removing it saves " + saves;
   } else if (k == "compute.stragglers") {
     s.bottleneck_reason = "slow GPUs hold every other rank at each synchronisation; the same seed without stragglers saves " + saves;
   } else if (k == "memory.recompute" || k == "memory") {

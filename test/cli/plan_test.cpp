@@ -135,13 +135,16 @@ TEST(PlanTest, RefusesBadArguments) {
 }
 
 // A mixture-of-experts model: expert parallelism is laid out too (each divisor of the experts that
-// divides dp x cp). Mixtral 8x7B cut to 4 layers on 16 H100s: every layout keeps ep dividing
-// dp x cp, and the best splits the experts (measured: ep 8 inside a node, where each GPU's one
-// expert multiplies 8x the rows of eight experts' share and the all-to-all stays on NVSwitch), and
-// its --set line reproduces its step.
+// divides dp x cp). Qwen3-235B-A22B cut to 4 layers on 16 H100s: every layout keeps ep dividing
+// dp x cp, and the best splits the experts (measured: ep 4 and ep 8 inside a node at dp 16, where
+// each GPU runs 32 or 16 of the 128 experts at 4 or 8 times the rows of its share of all 128, and the
+// all-to-all stays on NVSwitch), and its --set line reproduces its step. Until 2026-12-07 this was
+// Mixtral 8x7B, whose eight wide experts gain ~2% from ep 8 at 16 replicas: less than the wait for
+// the slowest of 16 replicas costs over 4 (model/compute.hpp replica_jitter_s), so its best became
+// tp 4 x dp 4 without expert parallelism.
 TEST(PlanTest, MixtureOfExpertsLaysOutExpertParallelism) {
   const std::string yaml = tmp("moe.yaml");
-  std::ofstream(yaml) << "version: 1\nname: moe\nmodel:\n  preset: mixtral-8x7b\n  layers: 4\n  seq_len: 4096\n"
+  std::ofstream(yaml) << "version: 1\nname: moe\nmodel:\n  preset: qwen3-235b-a22b\n  layers: 4\n  seq_len: 4096\n"
                          "cluster:\n  gpu: h100-sxm\n  nodes: 2\n  gpus_per_node: 8\n"
                          "parallelism:\n  tp: 1\n  dp: 16\ntraining:\n  global_batch: 32\n";
   const auto plan = plan_json(yaml + " --steps 3 --top 3");

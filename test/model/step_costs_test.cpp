@@ -3,12 +3,15 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "hardware/gpu.hpp"
 #include "model/compute.hpp"
 #include "model/flops.hpp"
 #include "model/memory.hpp"
+#include "model/presets.hpp"
 #include "model/transformer.hpp"
+#include "clusters.hpp"
 
 namespace trainsim::model {
 namespace {
@@ -248,6 +251,36 @@ TEST(StepCosts, ChunkTimesComeFromLayerTimes) {
   EXPECT_DOUBLE_EQ(mid.backward_s, 8 * (lt.backward_s + lt.recompute_s));
   EXPECT_DOUBLE_EQ(c.stages[0].chunks[0].forward_s, 7 * lt.forward_s + embedding_time(m, p, t, cl).forward_s);
   EXPECT_DOUBLE_EQ(c.stages[15].chunks[0].backward_s, 7 * (lt.backward_s + lt.recompute_s) + output_time(m, p, t, cl).backward_s);
+}
+
+// The per-step fixed cost waits for the slowest of the dp x cp replicas that join the step's
+// gradient reduction: the fitted jitter (compute.hpp, 0-0.10 s) times the expected maximum of that
+// many standard normals (tabulated: 0 for 1, 0.5642 for 2 = 1/sqrt(pi), 1.4236 for 8, 2.5946 for
+// 128, 3.2482 for 1,024), plus the gradient-norm all-reduce. One replica waits for nobody.
+TEST(StepCosts, TheStepWaitsForTheSlowestReplica) {
+  EXPECT_EQ(expected_max_normal(1), 0.0);
+  EXPECT_NEAR(expected_max_normal(2), 1 / std::sqrt(M_PI), 1e-6);
+  EXPECT_NEAR(expected_max_normal(8), 1.4236, 1e-4);
+  EXPECT_NEAR(expected_max_normal(128), 2.5946, 1e-4);
+  EXPECT_NEAR(expected_max_normal(1024), 3.2482, 1e-4);
+
+  const ModelSpec m = *find_model_preset("llama2-7b");
+  TrainingSpec t;
+  t.global_batch = 64;
+  Calibration c = default_calibration();
+  auto overhead = [&](int64_t dp, int64_t cp, double jitter) {
+    ParallelSpec p;
+    p.tp = 1;
+    p.dp = dp;
+    p.cp = cp;
+    p.micro_batch = 1;
+    c.replica_jitter_s = jitter;
+    return compute_step_costs(m, p, t, testing::dgx_h100(8), c).step_overhead_s;
+  };
+  // The jitter's share: the difference between two jitters, so the all-reduce cancels.
+  EXPECT_NEAR(overhead(64, 1, 0.1) - overhead(64, 1, 0), 0.1 * expected_max_normal(64), 1e-12);
+  EXPECT_NEAR(overhead(32, 2, 0.1) - overhead(32, 2, 0), 0.1 * expected_max_normal(64), 1e-12);
+  EXPECT_NEAR(overhead(1, 1, 0.1), overhead(1, 1, 0), 1e-15);
 }
 
 }  // namespace

@@ -46,28 +46,29 @@ TEST(Calibration, TheDefaultConstantsAreTheFit) {
   double mean = 0;
   const model::Calibration c = fit(rows, [](const Row& r) { return !r.held_out; }, &mean);
   const model::Calibration& d = model::default_calibration();
-  std::printf("fit over %zu rows: sustained %.2f, step host %.3f s: mean over sources of mean |error| %.2f%%\n",
+  std::printf("fit over %zu rows: sustained %.2f, replica jitter %.3f s: mean over sources of mean |error| %.2f%%\n",
               std::count_if(rows.begin(), rows.end(), [](const Row& r) { return !r.held_out; }), c.sustained_compute,
-              c.step_host_overhead_s, mean);
+              c.replica_jitter_s, mean);
   EXPECT_NEAR(d.sustained_compute, c.sustained_compute, 1e-9);
-  EXPECT_NEAR(d.step_host_overhead_s, c.step_host_overhead_s, 1e-9);
+  EXPECT_NEAR(d.replica_jitter_s, c.replica_jitter_s, 1e-9);
 }
 
-// The fit computes each row's costs once per sustained factor and moves only the host term for
-// the others (validation_set.hpp with_host_term): that must give every row exactly what computing
+// The fit computes each row's costs once per sustained factor and moves only the jitter term for
+// the others (validation_set.hpp with_jitter_term): that must give every row exactly what computing
 // its costs with the constants does.
 TEST(Calibration, TheFitsCostShortcutIsExact) {
   model::Calibration base, c;
   base.sustained_compute = c.sustained_compute = 0.77;
-  base.step_host_overhead_s = 0.01;
-  c.step_host_overhead_s = 0.23;
+  base.replica_jitter_s = 0;
+  c.replica_jitter_s = 0.085;
   int rows = 0;
   for (const Row& r : validation_rows()) {
     const model::StepCosts costs = model::compute_step_costs(r.run.model, r.run.par, r.run.train, r.run.cluster, base);
     const double direct = predict_tflops(r.run, c);
-    EXPECT_NEAR(predict_tflops(r.run, with_host_term(costs, base, c), c), direct, 1e-9 * direct) << r.run.id;
-    // The host term does move the prediction (0.22 s on steps of 0.3-180 s).
-    EXPECT_LT(direct, predict_tflops(r.run, base)) << r.run.id;
+    EXPECT_NEAR(predict_tflops(r.run, with_jitter_term(costs, r.run.par, base, c), c), direct, 1e-9 * direct) << r.run.id;
+    // The jitter moves every data-parallel row's prediction and no single replica's.
+    if (r.run.par.dp * r.run.par.cp > 1) EXPECT_LT(direct, predict_tflops(r.run, base)) << r.run.id;
+    else EXPECT_DOUBLE_EQ(direct, predict_tflops(r.run, base)) << r.run.id;
     ++rows;
   }
   EXPECT_EQ(rows, 193);
@@ -95,8 +96,8 @@ TEST(Calibration, LeaveOneSourceOutAccuracy) {
   all_loso.finish();
   for (auto& [f, a] : by_family) {
     a.finish();
-    std::printf("LOSO %-18s rows %3d: mean |error| %5.2f%%, signed %+6.2f%%, max %5.1f%% (fit without it: sustained %.2f, host %.3f s)\n",
-                f.c_str(), a.rows, a.mean_abs, a.mean_signed, a.max_abs, loso[f].sustained_compute, loso[f].step_host_overhead_s);
+    std::printf("LOSO %-18s rows %3d: mean |error| %5.2f%%, signed %+6.2f%%, max %5.1f%% (fit without it: sustained %.2f, jitter %.3f s)\n",
+                f.c_str(), a.rows, a.mean_abs, a.mean_signed, a.max_abs, loso[f].sustained_compute, loso[f].replica_jitter_s);
   }
   std::printf("in-sample rows %d: mean |error| %.2f%% (signed %+.2f%%, max %.1f%%)\n", in_sample.rows, in_sample.mean_abs,
               in_sample.mean_signed, in_sample.max_abs);
@@ -116,27 +117,28 @@ TEST(Calibration, LeaveOneSourceOutAccuracy) {
   EXPECT_NEAR(shipped.p05_pct, all_loso.quantile(0.05), 0.006) << "update sim/hardware/data/accuracy.yaml step_time";
   EXPECT_NEAR(shipped.p95_pct, all_loso.quantile(0.95), 0.006) << "update sim/hardware/data/accuracy.yaml step_time";
   // Issue 13 asks for a leave-one-source-out mean |error| <= 5%, no row beyond 15% and a mean signed
-  // error within +-2%. The bias is met: +0.03%. The mean is 5.97% over 193 rows (6.16% before each
-  // ZeRO-3 layer's collectives paid their NCCL latency on the critical path, 6.01% over the 174
-  // before the Zero Bubble paper's appendix rows, 6.18% before the fit's grid went to 0.01 steps,
-  // 6.40% before Megatron's unfused attention ran at its measured speed, 6.48% before GEMMs were
-  // bound by their HBM traffic, 6.47% over the 150 before the Zero Bubble rows, 5.87% over the 138
-  // before XTuner's), and 13 rows lie beyond 15%: 10 optimistic (below) and three of Zero Bubble's
-  // pipelines with 2 and 4 micro-batches, slow. The appendix rows (19, validation only: 1F1B at
-  // twice Table 4's micro-batch, its Table 11, -4.3..+0.1%; and with 2 to 16 micro-batches, no more
-  // than the stages, its Table 12, -6.3..-22.6%) measure a single pipeline's step as its bubble plus
-  // its micro-batches and nothing else, where trainsim adds its fitted host time per step (0.12 s:
-  // 0.123 s of the 1.5B's 0.42 s step at 2 micro-batches). The fitted sources want that time only
-  // where there are data-parallel replicas (README "Accuracy", what is next). The
-  // Zero Bubble paper's Megatron-LM pipeline baselines (validation only, collected 2026-12-07 in a
-  // later session; 24 rows, tp 1, dp 1, pp 8-32, A100, no flash attention) were optimistic on 23 of
-  // 24 (+6.1%) while the unfused attention core took its HBM traffic at the streaming bandwidth; at
-  // the speed the FlashAttention paper measured for Megatron's call (cost_tables.yaml
-  // unfused_attention) they are within -5.6..+8.9% (3.3%), 1F1B -5.6..+4.0% and interleaved 1F1B with
-  // one layer per chunk -1.8..+8.9%: measured, each extra chunk costs ~0.8 ms a micro-batch (forward
-  // and backward) that trainsim, which hides the chunks' transfers under the other pass, does not
-  // charge. XTuner's speed table
-  // (validation only, collected 2026-12-07) adds 12 rows at 13.4%: its long-sequence Ulysses rows
+  // error within +-2%. The bias is met: +1.10%. The mean is 5.47% over 193 rows (5.97% before the
+  // fixed host time per step gave way to the wait for the slowest of the dp x cp replicas, 6.16%
+  // before each ZeRO-3 layer's collectives paid their NCCL latency on the critical path, 6.01% over
+  // the 174 before the Zero Bubble paper's appendix rows, 6.18% before the fit's grid went to 0.01
+  // steps, 6.40% before Megatron's unfused attention ran at its measured speed, 6.48% before GEMMs
+  // were bound by their HBM traffic, 6.47% over the 150 before the Zero Bubble rows, 5.87% over the
+  // 138 before XTuner's), and 10 rows lie beyond 15%, all optimistic (below). The Zero Bubble
+  // appendix rows (19, validation only: 1F1B at twice Table 4's micro-batch, its Table 11, and with 2
+  // to 16 micro-batches, no more than the stages, its Table 12) measure a single pipeline's step as
+  // its bubble plus its micro-batches and nothing else; under the fixed host time (0.12 s a step)
+  // Table 12 was 6-23% slow, with one replica waiting for none it is -1.9..+4.9% (Table 11
+  // -1.4..+1.9%). The other validation-only rows lose what that time stood in for: the 80 collected
+  // before the appendix go 6.44% -> 7.20%, most of it Zero Bubble's Table 4 (24 rows, tp 1, dp 1,
+  // pp 8-32, A100, no flash attention; 3.35% -> 5.66%), whose interleaved 1F1B with one layer per
+  // chunk is +4.0..+12.7% (1F1B -0.0..+5.4%): measured, each extra chunk costs ~0.3-0.4 ms a pass
+  // (its slopes against micro-batches, 1F1B against interleaved) that trainsim, which hides the
+  // chunks' transfers under the other pass, does not charge; as a fitted per-pass gap the fitted
+  // sources put it at 0 (compute.hpp). Before, Zero Bubble's Table 4 were optimistic on 23 of 24
+  // (+6.1%) while the unfused attention core took its HBM traffic at the streaming bandwidth; the
+  // FlashAttention paper's measurement of Megatron's call (cost_tables.yaml unfused_attention)
+  // set that. XTuner's speed table
+  // (validation only, collected 2026-12-07) adds 12 rows at 13.2%: its long-sequence Ulysses rows
   // within -7..+7% but Yi-34B at 256K (+22%, which trainsim holds at 88.5 GB of 85.9: the run was at
   // the allocator's edge or kept less than HF's float32 logits), and its short-sequence 34B / 70B rows
   // on 32 GPUs under DeepSpeed ZeRO-3 at one 8K micro-batch a step (+30%, +51%), where its 70B
@@ -145,13 +147,13 @@ TEST(Calibration, LeaveOneSourceOutAccuracy) {
   // Since 2026-12-07 fused attention runs at its measured in-step
   // fraction of the isolated curves (cost_tables.yaml attention_in_step, 0.99 from four step
   // profiles) and the fit weighs every source once (validation_set.hpp); before, attention took the
-  // GEMMs' 0.80 and ml-engineering's 128K-256K rows were 16-21% slow (now within 6%). The other eight:
-  // ml-engineering's ZeRO-3 sweep with CPU-offloaded Adam at 8K, +20% (H200) and +26% (B200), where
+  // GEMMs' 0.80 and ml-engineering's 128K-256K rows were 16-21% slow (now within 6%). The other seven:
+  // ml-engineering's ZeRO-3 sweep with CPU-offloaded Adam at 8K, +22% (H200) and +29% (B200), where
   // the host's Adam update dominates the step and trainsim's host throughput is what DeepSpeed
   // measured per rank on a DGX A100 serving two GPUs (cost_tables.yaml host: 21.0 GB/s; these 8-GPU
-  // hosts updated at ~15-16); llm-foundry MPT-70B on 64 A100-40GB (+32%) and MPT-30B on 8 H100 at
-  // 8K (+22%); InternLM's 1,024-GPU rows at 1 and 2 micro-batches (+28%, +26%) and its 512-GPU row
-  // at 2 (+17%).
+  // hosts updated at ~15-16); llm-foundry MPT-70B on 64 A100-40GB (+31%) and MPT-30B on 8 H100 at
+  // 8K (+21%); InternLM's 1,024-GPU rows at 1 and 2 micro-batches (+24%, +24%) and its 512-GPU row
+  // at 2 (+15.5%).
   // InternLM's communication-bound rows say its all-reduce over 64-128 nodes of 4 x 100 Gb RoCE was
   // slower than the NIC model. llm-foundry's H100 rows pull two ways inside one table: its 2024
   // large-scale rows that ran the 2022 Triton FlashAttention (13B, 30B) are predicted 2-11% slow,
@@ -160,16 +162,18 @@ TEST(Calibration, LeaveOneSourceOutAccuracy) {
   // 2-10% from 128 to 512 GPUs at the same work per GPU. With every ZeRO-3 layer's calls paying
   // NCCL's ring latency (tuning.cc, ~2.4 ms a call at 512 ranks) on the critical path, as that fall
   // says they do (README "Where the rest of the error sits"), trainsim's FULL_SHARD rows follow it
-  // (MPT-7B +4.5 / +3.0 / -1.9% at 128 / 256 / 512); the SHARD_GRAD_OP rows (1B, 3B), bucketed
-  // like Megatron's ZeRO-2 in trainsim, do not yet. Why the latency does not hide is not measured
-  // (a profile of these runs would say; nccl#1229 is prose).
+  // (MPT-7B +2.7 / +0.4 / -5.0% at 128 / 256 / 512); the SHARD_GRAD_OP rows (1B, 3B), bucketed
+  // like Megatron's ZeRO-2 in trainsim, follow it with the wait for the slowest of 128 / 256 / 512
+  // replicas (1B -1.9 / -0.9 / +3.0%, 3B +1.9 / +2.5 / +5.1%; +2.4 / +5.5 / +11.5% and +5.7 / +8.1 /
+  // +12.5% under the fixed host time). Why the latency does not hide is not measured (a profile of
+  // these runs would say; nccl#1229 is prose).
   // The IBM rows ran eager PyTorch (training.elementwise: eager): without that term its H100 rows
   // were 14-28% fast; with it 6-11%, and its A100 rows with full checkpointing 9-14% slow.
   // The bounds keep what is reached.
-  EXPECT_LE(all_loso.mean_abs, 6.00);
+  EXPECT_LE(all_loso.mean_abs, 5.50);
   EXPECT_LE(all_loso.max_abs, 52.0);
   EXPECT_LE(std::fabs(all_loso.mean_signed), 2.0);
-  EXPECT_LE(held.mean_abs, 5.20);
+  EXPECT_LE(held.mean_abs, 4.80);
 }
 
 // The band a report prints (model::step_time_band) holds the measured step time of 90% of the

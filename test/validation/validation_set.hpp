@@ -83,62 +83,63 @@ inline double error_pct(const PublishedRun& r, const model::Calibration& c) {
   return error_pct(r, model::compute_step_costs(r.model, r.par, r.train, r.cluster, c), c);
 }
 
-// The grid of plausible values (compute.hpp states each range), 0.01 apart in both. Until
-// 2026-12-07 the sustained factor went in steps of 0.02 and the host term over {0.01, 0.02, 0.05,
-// 0.1, 0.2, 0.3} s: the two trade against each other along a shallow valley (a faster GEMM and a
-// longer host step give most rows the same step), so the 0.1 s gap let a leave-one-source-out fit
-// jump from (0.80, 0.1 s) to (0.82, 0.2 s) on a 0.07-point difference in the objective.
+// The grid of plausible values (compute.hpp states each range): the sustained factor 0.01 apart,
+// the replicas' jitter 0.005 s apart. Until 2026-12-07 the second constant was a fixed host time
+// per step (0.01-0.30 s), first over {0.01, 0.02, 0.05, 0.1, 0.2, 0.3} s, where its 0.1 s gap let
+// a leave-one-source-out fit jump from (0.80, 0.1 s) to (0.82, 0.2 s) on a 0.07-point difference in
+// the objective, then 0.01 s apart.
 struct Grid {
-  std::vector<double> sustained, step_host_s;
+  std::vector<double> sustained, replica_jitter_s;
 };
 inline Grid calibration_grid() {
   Grid g;
   for (int i = 0; i <= 30; ++i) g.sustained.push_back(0.70 + 0.01 * i);
-  for (int i = 1; i <= 30; ++i) g.step_host_s.push_back(0.01 * i);
+  for (int i = 0; i <= 20; ++i) g.replica_jitter_s.push_back(0.005 * i);
   return g;
 }
 
-// A row's costs with `c` from its costs with another host term: the per-step host term enters
-// StepCosts only as part of step_overhead_s (model/step_costs.cpp), so the fit computes each row's
-// costs once per sustained factor (Calibration.TheFitsCostShortcutIsExact checks this).
-inline model::StepCosts with_host_term(model::StepCosts costs, const model::Calibration& computed_with,
-                                       const model::Calibration& c) {
-  costs.step_overhead_s += c.step_host_overhead_s - computed_with.step_host_overhead_s;
+// A row's costs with `c` from its costs with another replica jitter: the jitter enters StepCosts
+// only as part of step_overhead_s, times the expected maximum of dp x cp normals (model/step_costs.cpp),
+// so the fit computes each row's costs once per sustained factor
+// (Calibration.TheFitsCostShortcutIsExact checks this).
+inline model::StepCosts with_jitter_term(model::StepCosts costs, const model::ParallelSpec& par,
+                                         const model::Calibration& computed_with, const model::Calibration& c) {
+  costs.step_overhead_s += (c.replica_jitter_s - computed_with.replica_jitter_s) * model::expected_max_normal(par.dp * par.cp);
   return costs;
 }
 
 // The constants minimising, over the `rows` that `use` selects, the mean over their sources of each
-// source's mean |error| (the first grid point, sustained then host ascending, on a tie).
+// source's mean |error| (the first grid point, sustained then jitter ascending, on a tie).
 template <class Use>
 model::Calibration fit(const std::vector<Row>& rows, Use use, double* best_mean = nullptr) {
   const Grid g = calibration_grid();
   model::Calibration best;
   double best_err = std::numeric_limits<double>::infinity();
   for (double s : g.sustained) {
-    // Per host value: each source's sum of |error| and rows.
-    std::vector<std::map<std::string, std::pair<double, int>>> by_source(g.step_host_s.size());
+    // Per jitter value: each source's sum of |error| and rows.
+    std::vector<std::map<std::string, std::pair<double, int>>> by_source(g.replica_jitter_s.size());
     model::Calibration base;
     base.sustained_compute = s;
-    base.step_host_overhead_s = g.step_host_s.front();
+    base.replica_jitter_s = g.replica_jitter_s.front();
     for (const Row& r : rows) {
       if (!use(r)) continue;
       const model::StepCosts costs = model::compute_step_costs(r.run.model, r.run.par, r.run.train, r.run.cluster, base);
-      for (size_t i = 0; i < g.step_host_s.size(); ++i) {
+      for (size_t i = 0; i < g.replica_jitter_s.size(); ++i) {
         model::Calibration c = base;
-        c.step_host_overhead_s = g.step_host_s[i];
+        c.replica_jitter_s = g.replica_jitter_s[i];
         auto& [sum, n] = by_source[i][r.family];
-        sum += std::fabs(error_pct(r.run, with_host_term(costs, base, c), c));
+        sum += std::fabs(error_pct(r.run, with_jitter_term(costs, r.run.par, base, c), c));
         ++n;
       }
     }
-    for (size_t i = 0; i < g.step_host_s.size(); ++i) {
+    for (size_t i = 0; i < g.replica_jitter_s.size(); ++i) {
       double mean = 0;
       for (const auto& [family, sn] : by_source[i]) mean += sn.first / sn.second;
       if (!by_source[i].empty()) mean /= static_cast<double>(by_source[i].size());
       if (mean < best_err) {
         best_err = mean;
         best.sustained_compute = s;
-        best.step_host_overhead_s = g.step_host_s[i];
+        best.replica_jitter_s = g.replica_jitter_s[i];
       }
     }
   }
