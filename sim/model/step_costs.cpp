@@ -93,9 +93,9 @@ StepCosts compute_step_costs(const ModelSpec& model, const ParallelSpec& par, co
   costs.tokens_per_step = d(train.global_batch) * d(model.seq_len);
   // Per-step fixed costs from their parts: the wait for the slowest data-parallel replica at the
   // gradient synchronisation (the replicas' fitted jitter times the expected maximum of dp x cp
-  // normal draws, compute.hpp) and the gradient-norm all-reduce of one value over the model-parallel group
-  // (tp x cp x pp ranks, after the DP reduction), latency-bound. The optimizer kernels are
-  // StageCost::optimizer_s.
+  // normal draws, compute.hpp) and the gradient-norm all-reduce of one value over the
+  // model-parallel group (tp x cp x pp ranks, after the DP reduction), latency-bound. The optimizer
+  // kernels are StageCost::optimizer_s.
   const int64_t mp = par.tp * par.cp * par.pp;
   costs.step_overhead_s = cal.replica_jitter_s * expected_max_normal(par.dp * par.cp) +
                           inter_collective_time_s(cluster, collectives::Kind::kAllReduce, mp,
