@@ -381,6 +381,10 @@ double expected_max_normal(int64_t n) {
   return known[n] = sum;
 }
 
+double replica_wait_s(const ParallelSpec& par, double jitter_s) {
+  return jitter_s * expected_max_normal(par.dp * par.cp);
+}
+
 double all_to_all_time_s(const hardware::ClusterSpec& cluster, int64_t ep, int64_t stride, double bytes) {
   if (ep <= 1 || bytes <= 0) return 0;
   const int64_t in_node = ep_ranks_per_node(cluster, ep, stride);

@@ -51,7 +51,7 @@ struct Calibration {
   // hosts run the step's Python, data loading, kernel launches and collectives' set-up with
   // independent delays, and the step's gradient reduction, which joins the dp x cp ranks holding the
   // same weights, waits for the slowest: the expected maximum of dp x cp normal draws
-  // (model::expected_max_normal: 1.42 sd for 8, 2.34 for 64, 3.25 for 1,024), once per step. That
+  // (model::replica_wait_s; 1.42 sd for 8, 2.34 for 64, 3.25 for 1,024), once per step. That
   // stragglers other than failed hardware stall synchronous LLM training is what ByteDance's
   // five-month trace shows (Lin et al., "Understanding Stragglers in Large Model Training Using
   // What-if Analysis", OSDI '25, arXiv 2505.05713); no public measurement gives the per-step spread
@@ -107,6 +107,11 @@ NetCallCost p2p_call_cost(const hardware::ClusterSpec& cluster, bool inter_node,
 // The expected largest of n independent standard normal draws (0 for n <= 1): 1/sqrt(pi) for 2,
 // 1.4236 for 8, 1.5388 for 10 (Harter's tables, Biometrika 48:151, 1961), 2.3437 for 64.
 double expected_max_normal(int64_t n);
+
+// The step's wait for the slowest replica at its gradient reduction: the replicas' step-time
+// jitter (Calibration::replica_jitter_s) times the expected maximum of the dp x cp draws of the
+// ranks that reduction joins. The one place that says which ranks those are.
+double replica_wait_s(const ParallelSpec& par, double jitter_s);
 
 // Per-GPU cost of one transformer layer for one micro-batch.
 struct LayerTime {

@@ -97,7 +97,7 @@ StepCosts compute_step_costs(const ModelSpec& model, const ParallelSpec& par, co
   // model-parallel group (tp x cp x pp ranks, after the DP reduction), latency-bound. The optimizer
   // kernels are StageCost::optimizer_s.
   const int64_t mp = par.tp * par.cp * par.pp;
-  costs.step_overhead_s = cal.replica_jitter_s * expected_max_normal(par.dp * par.cp) +
+  costs.step_overhead_s = replica_wait_s(par, cal.replica_jitter_s) +
                           inter_collective_time_s(cluster, collectives::Kind::kAllReduce, mp,
                                                   std::min<int64_t>(par.tp * par.cp, cluster.gpus_per_node), 4.0);
   costs.stages.resize(static_cast<size_t>(par.pp));

@@ -99,12 +99,12 @@ inline Grid calibration_grid() {
 }
 
 // A row's costs with `c` from its costs with another replica jitter: the jitter enters StepCosts
-// only as part of step_overhead_s, times the expected maximum of dp x cp normals (model/step_costs.cpp),
-// so the fit computes each row's costs once per sustained factor
-// (Calibration.TheFitsCostShortcutIsExact checks this).
+// only as part of step_overhead_s, as model::replica_wait_s (model/step_costs.cpp), so the fit
+// computes each row's costs once per sustained factor (Calibration.TheFitsCostShortcutIsExact
+// checks this).
 inline model::StepCosts with_jitter_term(model::StepCosts costs, const model::ParallelSpec& par,
                                          const model::Calibration& computed_with, const model::Calibration& c) {
-  costs.step_overhead_s += (c.replica_jitter_s - computed_with.replica_jitter_s) * model::expected_max_normal(par.dp * par.cp);
+  costs.step_overhead_s += model::replica_wait_s(par, c.replica_jitter_s) - model::replica_wait_s(par, computed_with.replica_jitter_s);
   return costs;
 }
 
