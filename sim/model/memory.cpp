@@ -422,20 +422,24 @@ std::vector<MemoryBreakdown> stages_memory(const ModelSpec& m, const ParallelSpe
     }
 
     // torch.distributed.pipelining's per-micro-batch tensors (ParallelSpec::pp_microbatch_buffers),
-    // for each chunk g of this rank: an activation receive buffer per micro-batch (g > 0; those of
-    // the held micro-batches are the first layer's kept input, counted above), a gradient receive
-    // buffer per micro-batch and the held micro-batches' outputs (g not last; the stage boundary's
-    // hidden states, split over tp under SP), or on the last chunk every micro-batch's 16-bit
-    // logits (the current one's are in output_act).
+    // for each chunk g of this rank, at the rank's last forward (the held micro-batches are at
+    // their most; the others' backwards are done: m - held of them a chunk): an activation receive
+    // buffer per micro-batch (g > 0; those of the held micro-batches are the first layer's kept
+    // input, counted above) and, in it, the gradient of each input whose backward is done (g > 0);
+    // a gradient receive buffer per micro-batch and every micro-batch's output, kept whether its
+    // backward is done or not (g not last; the stage boundary's hidden states, split over tp under
+    // SP); or on the last chunk every micro-batch's 16-bit logits (the current one's are in
+    // output_act).
     if (par.pp_microbatch_buffers && p > 1) {
       const double mbs = static_cast<double>(micro_batches);
       const double held_chunk = held / static_cast<double>(v);
+      const double done = std::max(0.0, mbs - held_chunk);
       for (int64_t c = 0; c < v; ++c) {
         const int64_t g = c * p + r;
-        if (g > 0) mb.buffer_bytes += std::max(0.0, mbs - held_chunk) * hidden_states;
+        if (g > 0) mb.buffer_bytes += 2 * done * hidden_states;
         if (g + 1 < p * v) {
           mb.buffer_bytes += mbs * hidden_states;
-          mb.activations += held_chunk * hidden_states;
+          mb.activations += mbs * hidden_states;
         } else {
           mb.activations += (mbs - 1) * 2 * logits;
         }

@@ -172,13 +172,14 @@ struct ParallelSpec {
   // with PP and FSDP does. Memory only: the reduce-scatter is costed once per step either way.
   bool defer_grad_reduce = false;
   // torch.distributed.pipelining's per-micro-batch tensors (torch/distributed/pipelining/stage.py,
-  // PipelineStage): every stage allocates a receive buffer per micro-batch for its input
-  // activations (_prepare_forward_infra) and for the gradients of its outputs
-  // (_prepare_backward_infra) and keeps them across steps; forward_one_chunk keeps each
-  // micro-batch's output in fwd_cache until its backward and, on the last stage, in output_chunks
-  // until the next step (the schedule returns them merged), so the last stage holds every
-  // micro-batch's logits. Megatron receives into tensors of the moment and keeps no output.
-  // Memory only; needs pp > 1.
+  // PipelineStage, read at torch 2.6.0): every stage allocates a receive buffer per micro-batch for
+  // its input activations (_prepare_forward_infra) and for the gradients of its outputs
+  // (_prepare_backward_infra) and keeps them across steps; forward_one_chunk appends every
+  // micro-batch's output to output_chunks on every stage, kept until the next step's
+  // clear_runtime_states (the schedule returns them merged), so the last stage holds every
+  // micro-batch's logits; the gradient of each received input stays in its buffer's .grad until
+  // then too (_backward.py stage_backward reads val.grad). Megatron receives into tensors of the
+  // moment and keeps no output. Memory only; needs pp > 1.
   bool pp_microbatch_buffers = false;
   // Full recompute of only the first N transformer layers of every pipeline chunk; the chunk's
   // other layers keep all their activations (Megatron-Core --recompute-granularity full

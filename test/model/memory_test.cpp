@@ -454,23 +454,26 @@ TEST(StageMemory, DeferredReductionKeepsUnshardedAccumulators) {
 TEST(StageMemory, TorchPipeliningKeepsBuffersAndOutputsPerMicroBatch) {
   // torch.distributed.pipelining (ParallelSpec::pp_microbatch_buffers), 175B, t = 8 with SP, p = 8,
   // m = 64, 1F1B: the stage boundary is B = 2 s h / t bytes (16-bit hidden states, split over t).
-  // Every stage but the first keeps an activation receive buffer per micro-batch beyond the
-  // min(p - r, m) held ones (those are the first layer's kept input); every stage but the last a
-  // gradient receive buffer per micro-batch and its held micro-batches' outputs; the last stage
-  // every micro-batch's 16-bit logits 2 s V / t, the current one's already in its loss.
+  // At a rank's last forward it holds min(p - r, m) micro-batches and has run the backward of the
+  // other m - min(p - r, m). Every stage but the first keeps an activation receive buffer per
+  // micro-batch beyond the held ones (those are the first layer's kept input) and the gradient of
+  // every input whose backward is done; every stage but the last a gradient receive buffer and
+  // the output of every micro-batch (torch 2.6.0 stage.py: output_chunks on every stage); the last
+  // stage every micro-batch's 16-bit logits 2 s V / t, the current one's already in its loss.
   StageFixture f;
   const double s = 2048, h = 12288, t = 8, v = 51200, m = 64, b = 2 * s * h / t;
   const std::vector<MemoryBreakdown> plain = memory_per_stage(f.model, f.par, f.train);
   f.par.pp_microbatch_buffers = true;
   const std::vector<MemoryBreakdown> torch = memory_per_stage(f.model, f.par, f.train);
   expect_rel(torch[0].buffer_bytes - plain[0].buffer_bytes, m * b);
-  expect_rel(torch[0].activations - plain[0].activations, 8 * b);
-  expect_rel(torch[3].buffer_bytes - plain[3].buffer_bytes, (m - 5) * b + m * b);
-  expect_rel(torch[3].activations - plain[3].activations, 5 * b);
-  expect_rel(torch[7].buffer_bytes - plain[7].buffer_bytes, (m - 1) * b);
+  expect_rel(torch[0].activations - plain[0].activations, m * b);
+  expect_rel(torch[3].buffer_bytes - plain[3].buffer_bytes, 2 * (m - 5) * b + m * b);
+  expect_rel(torch[3].activations - plain[3].activations, m * b);
+  expect_rel(torch[7].buffer_bytes - plain[7].buffer_bytes, 2 * (m - 1) * b);
   expect_rel(torch[7].activations - plain[7].activations, (m - 1) * 2 * s * v / t);
   // Interleaved, v = 2: rank 0 runs model stages 0 and 8; it holds 2(p - 1) + p + 1 = 23
-  // chunk-micro-batches (Megatron's warm-up), so 11.5 a chunk on average.
+  // chunk-micro-batches (Megatron's warm-up), so 11.5 a chunk on average, and has run 52.5
+  // backwards a chunk; stage 8 receives, stage 0 does not.
   f.par.schedule = Schedule::kInterleaved;
   f.par.virtual_stages = 2;
   const MemoryBreakdown v2 = memory_per_stage(f.model, f.par, f.train)[0];
@@ -478,8 +481,8 @@ TEST(StageMemory, TorchPipeliningKeepsBuffersAndOutputsPerMicroBatch) {
   const MemoryBreakdown v2_plain = memory_per_stage(f.model, f.par, f.train)[0];
   const double held = 2 * v2.in_flight_micro_batches;
   EXPECT_DOUBLE_EQ(held, 23);
-  expect_rel(v2.buffer_bytes - v2_plain.buffer_bytes, m * b + (m - held / 2) * b + m * b);
-  expect_rel(v2.activations - v2_plain.activations, 2 * (held / 2) * b);
+  expect_rel(v2.buffer_bytes - v2_plain.buffer_bytes, m * b + 2 * (m - held / 2) * b + m * b);
+  expect_rel(v2.activations - v2_plain.activations, 2 * m * b);
   // Without pipeline parallelism there is no stage to buffer for.
   f.par.schedule = Schedule::k1F1B;
   f.par.virtual_stages = 1;
