@@ -25,7 +25,8 @@
 //       over the micro-batches and reduced after the last (torch.distributed.pipelining + FSDP2;
 //       model/spec.hpp ParallelSpec::defer_grad_reduce)
 //   parallelism.pp_microbatch_buffers  bool (default false): torch.distributed.pipelining's receive
-//       buffers and kept outputs per micro-batch (model/spec.hpp ParallelSpec::pp_microbatch_buffers)
+//       buffers, kept outputs and input gradients per micro-batch, and its interleaved warm-up
+//       (model/spec.hpp ParallelSpec::pp_microbatch_buffers)
 //   parallelism.recompute_num_layers  integer >= 0, with recompute: full only: the first N layers
 //       of every pipeline chunk are recomputed, the others keep their activations (Megatron's
 //       block method; default: every layer)

@@ -254,7 +254,8 @@ std::vector<int64_t> stage_moe_layers(const ModelSpec& m, const ParallelSpec& pa
   return out;
 }
 
-double in_flight_micro_batches(Schedule schedule, int64_t rank, int64_t p, int64_t m, int64_t v) {
+double in_flight_micro_batches(Schedule schedule, int64_t rank, int64_t p, int64_t m, int64_t v,
+                               bool torch_pipelining) {
   m = std::max<int64_t>(m, 1);
   switch (schedule) {
     case Schedule::kGpipe: return static_cast<double>(m);
@@ -262,7 +263,7 @@ double in_flight_micro_batches(Schedule schedule, int64_t rank, int64_t p, int64
     case Schedule::kInterleaved: {
       if (v <= 1) return static_cast<double>(std::min(p - rank, m));
       const int64_t total = m * v;
-      if (m == p) return static_cast<double>(total);  // Megatron runs all forwards first
+      if (m == p && !torch_pipelining) return static_cast<double>(total);  // Megatron runs all forwards first
       return static_cast<double>(std::min(2 * (p - rank - 1) + (v - 1) * p + 1, total));
     }
   }
@@ -389,7 +390,7 @@ std::vector<MemoryBreakdown> stages_memory(const ModelSpec& m, const ParallelSpe
     mb.layer_activation_bytes = per_layer;
 
     // Held chunk-micro-batches; each chunk of this rank holds lr / v layers on average.
-    const double held = in_flight_micro_batches(par.schedule, r, p, micro_batches, v);
+    const double held = in_flight_micro_batches(par.schedule, r, p, micro_batches, v, par.pp_microbatch_buffers);
     mb.in_flight_micro_batches = held / static_cast<double>(v);
     const double rl = static_cast<double>(recomputed[static_cast<size_t>(r)]);
     mb.recomputed_layers = recomputed[static_cast<size_t>(r)];

@@ -121,7 +121,11 @@ std::vector<int64_t> stage_moe_layers(const ModelSpec& m, const ParallelSpec& pa
 // its peak: GPipe m; 1F1B min(p - rank, m); interleaved Megatron's warm-up + 1, i.e.
 // min(2(p - rank - 1) + (v - 1)p + 1, m v) (all m v when m == p). For rank 0 that is
 // L(1 + (p-1)/(p v)) layers' worth: Korthikanti's interleaved correction.
-double in_flight_micro_batches(Schedule schedule, int64_t rank, int64_t p, int64_t m, int64_t v);
+// `torch_pipelining`: torch.distributed.pipelining's ScheduleInterleaved1F1B has the same warm-up
+// (schedules.py get_rank_warmup_ops at torch 2.6.0) without Megatron's all-forwards-first case
+// when m == p (Megatron-LM schedules.py: num_microbatches == pipeline_parallel_size).
+double in_flight_micro_batches(Schedule schedule, int64_t rank, int64_t p, int64_t m, int64_t v,
+                               bool torch_pipelining = false);
 
 // Memory of every pipeline rank (index = rank). With the cluster, the runtime reserve is built
 // from its parts (model/memory_data.hpp) unless training.runtime_reserve_bytes >= 0 gives a lump;

@@ -179,7 +179,9 @@ struct ParallelSpec {
   // clear_runtime_states (the schedule returns them merged), so the last stage holds every
   // micro-batch's logits; the gradient of each received input stays in its buffer's .grad until
   // then too (_backward.py stage_backward reads val.grad). Megatron receives into tensors of the
-  // moment and keeps no output. Memory only; needs pp > 1.
+  // moment and keeps no output. Also its interleaved warm-up, which has no all-forwards-first case
+  // when there are as many micro-batches as stages (in_flight_micro_batches). Memory only; needs
+  // pp > 1.
   bool pp_microbatch_buffers = false;
   // Full recompute of only the first N transformer layers of every pipeline chunk; the chunk's
   // other layers keep all their activations (Megatron-Core --recompute-granularity full

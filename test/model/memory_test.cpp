@@ -368,6 +368,12 @@ TEST(InFlight, SchedulesHoldWhatTheyShould) {
   // Interleaved, rank 0: 2(p-1) + (v-1)p + 1 = 14 + 8 + 1 = 23 chunk-micro-batches for p = 8, v = 2.
   EXPECT_EQ(in_flight_micro_batches(Schedule::kInterleaved, 0, 8, 64, 2), 23);
   EXPECT_EQ(in_flight_micro_batches(Schedule::kInterleaved, 7, 8, 64, 2), 9);
+  // As many micro-batches as stages: Megatron runs every forward first (m v = 16 on every rank);
+  // torch.distributed.pipelining keeps the warm-up, capped at m v: rank 0 min(14 + 8 + 1, 16) = 16,
+  // rank 7 0 + 8 + 1 = 9.
+  EXPECT_EQ(in_flight_micro_batches(Schedule::kInterleaved, 7, 8, 8, 2), 16);
+  EXPECT_EQ(in_flight_micro_batches(Schedule::kInterleaved, 0, 8, 8, 2, true), 16);
+  EXPECT_EQ(in_flight_micro_batches(Schedule::kInterleaved, 7, 8, 8, 2, true), 9);
 }
 
 struct StageFixture {
