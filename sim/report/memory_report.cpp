@@ -379,7 +379,16 @@ std::string render_memory_table(const MemoryPlan& plan) {
                   micro_batches(mb.in_flight_micro_batches).c_str(), mb.layer_activation_bytes / kGB);
   }
   std::string act_note = note;
-  // The rest: full recompute's one-layer working set, embedding dropout masks, output logits.
+  // The rest: full recompute's one-layer working set, embedding dropout masks, output logits and
+  // the loss, torch.distributed.pipelining's kept stage outputs; named by what this rank has.
+  std::string parts;
+  auto part = [&](bool has, const char* what) {
+    if (has) parts += (parts.empty() ? "" : ", ") + std::string(what);
+  };
+  part(mb.has_output, "logits and loss");
+  part(p.recompute == model::Recompute::kFull && mb.recomputed_layers > 0, "recompute working set");
+  part(p.pp_microbatch_buffers && p.pp > 1, "kept stage outputs");
+  const std::string other = parts.empty() ? " GB other" : " GB other (" + parts + ")";
   if (mb.offloaded_activation_bytes > 0) {
     // in_layers counts every layer on the GPU; the offloaded ones leave two layers' buffer.
     const double off = mb.offloaded_activation_bytes;
@@ -387,9 +396,9 @@ std::string render_memory_table(const MemoryPlan& plan) {
                " GB on the host (double buffer on the GPU)";
     const double rest = mb.activations - (in_layers - off + std::min<double>(static_cast<double>(p.activation_offload_layers), 2.0) *
                                                                   mb.layer_activation_bytes);
-    if (rest >= 0.05 * kGB) act_note += " + " + gb(rest) + " GB other";
+    if (rest >= 0.05 * kGB) act_note += " + " + gb(rest) + other;
   } else if (mb.activations - in_layers >= 0.05 * kGB) {
-    act_note += " + " + gb(mb.activations - in_layers) + " GB other";
+    act_note += " + " + gb(mb.activations - in_layers) + other;
   }
   row("activations", mb.activations, act_note);
   const model::RuntimeReserve& rr = mb.reserve;
