@@ -381,14 +381,14 @@ std::string render_memory_table(const MemoryPlan& plan) {
   std::string act_note = note;
   // The rest: full recompute's one-layer working set, embedding dropout masks, output logits and
   // the loss, torch.distributed.pipelining's kept stage outputs; named by what this rank has.
-  std::string parts;
+  std::string kinds;
   auto part = [&](bool has, const char* what) {
-    if (has) parts += (parts.empty() ? "" : ", ") + std::string(what);
+    if (has) kinds += (kinds.empty() ? "" : ", ") + std::string(what);
   };
   part(mb.has_output, "logits and loss");
   part(p.recompute == model::Recompute::kFull && mb.recomputed_layers > 0, "recompute working set");
   part(p.pp_microbatch_buffers && p.pp > 1, "kept stage outputs");
-  const std::string other = parts.empty() ? " GB other" : " GB other (" + parts + ")";
+  const std::string other = kinds.empty() ? " GB other" : " GB other (" + kinds + ")";
   if (mb.offloaded_activation_bytes > 0) {
     // in_layers counts every layer on the GPU; the offloaded ones leave two layers' buffer.
     const double off = mb.offloaded_activation_bytes;
