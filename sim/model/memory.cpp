@@ -254,6 +254,12 @@ std::vector<int64_t> stage_moe_layers(const ModelSpec& m, const ParallelSpec& pa
   return out;
 }
 
+int64_t interleaved_warmup(int64_t p, int64_t m, int64_t v, int64_t rank, bool torch_pipelining) {
+  const int64_t total = m * v;
+  if (m == p && !torch_pipelining) return total;  // Megatron runs all forwards first
+  return std::min((p - rank - 1) * 2 + (v - 1) * p, total);
+}
+
 double in_flight_micro_batches(Schedule schedule, int64_t rank, int64_t p, int64_t m, int64_t v,
                                bool torch_pipelining) {
   m = std::max<int64_t>(m, 1);
@@ -262,9 +268,7 @@ double in_flight_micro_batches(Schedule schedule, int64_t rank, int64_t p, int64
     case Schedule::k1F1B: return static_cast<double>(std::min(p - rank, m));
     case Schedule::kInterleaved: {
       if (v <= 1) return static_cast<double>(std::min(p - rank, m));
-      const int64_t total = m * v;
-      if (m == p && !torch_pipelining) return static_cast<double>(total);  // Megatron runs all forwards first
-      return static_cast<double>(std::min(2 * (p - rank - 1) + (v - 1) * p + 1, total));
+      return static_cast<double>(std::min(interleaved_warmup(p, m, v, rank, torch_pipelining) + 1, m * v));
     }
   }
   return static_cast<double>(m);

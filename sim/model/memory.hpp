@@ -117,13 +117,18 @@ double layer_full_activation_bytes(const ModelSpec& m, const ParallelSpec& par, 
 // Mixture-of-experts layers each pipeline rank holds (0s for a dense model).
 std::vector<int64_t> stage_moe_layers(const ModelSpec& m, const ParallelSpec& par);
 
-// Micro-batches (interleaved: chunk-micro-batches) whose activations pipeline rank `rank` holds at
-// its peak: GPipe m; 1F1B min(p - rank, m); interleaved Megatron's warm-up + 1, i.e.
-// min(2(p - rank - 1) + (v - 1)p + 1, m v) (all m v when m == p). For rank 0 that is
-// L(1 + (p-1)/(p v)) layers' worth: Korthikanti's interleaved correction.
+// Forward passes rank `rank` runs before its first backward in the interleaved schedule (v > 1):
+// Megatron's (p - rank - 1) * 2 + (v - 1) * p, capped at the m v there are, and every one of them
+// when m == p (Megatron-LM schedules.py get_pp_rank_microbatches: all_warmup_microbatches).
 // `torch_pipelining`: torch.distributed.pipelining's ScheduleInterleaved1F1B has the same warm-up
-// (schedules.py get_rank_warmup_ops at torch 2.6.0) without Megatron's all-forwards-first case
-// when m == p (Megatron-LM schedules.py: num_microbatches == pipeline_parallel_size).
+// (schedules.py get_rank_warmup_ops at torch 2.6.0) without the all-forwards-first case.
+// parallel::build_schedule runs Megatron's; this is its one formula.
+int64_t interleaved_warmup(int64_t p, int64_t m, int64_t v, int64_t rank, bool torch_pipelining = false);
+
+// Micro-batches (interleaved: chunk-micro-batches) whose activations pipeline rank `rank` holds at
+// its peak: GPipe m; 1F1B min(p - rank, m); interleaved the warm-up + 1, capped at m v
+// (interleaved_warmup), i.e. min(2(p - rank - 1) + (v - 1)p + 1, m v). For rank 0 that is
+// L(1 + (p-1)/(p v)) layers' worth: Korthikanti's interleaved correction.
 double in_flight_micro_batches(Schedule schedule, int64_t rank, int64_t p, int64_t m, int64_t v,
                                bool torch_pipelining = false);
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "model/memory.hpp"
+
 namespace trainsim::parallel {
 namespace {
 
@@ -51,9 +53,7 @@ std::vector<PipelineOp> interleaved(int64_t p, int64_t m, int64_t v, int64_t ran
 }  // namespace
 
 int64_t interleaved_warmup(int64_t p, int64_t m, int64_t v, int64_t rank) {
-  const int64_t total = m * v;
-  if (m == p) return total;  // Megatron: all forwards first when m == p
-  return std::min((p - rank - 1) * 2 + (v - 1) * p, total);
+  return model::interleaved_warmup(p, m, v, rank);
 }
 
 std::vector<std::vector<PipelineOp>> build_schedule(model::Schedule schedule, int64_t p, int64_t m, int64_t v) {

@@ -31,7 +31,8 @@ std::vector<std::vector<PipelineOp>> build_schedule(model::Schedule schedule, in
 // Forward passes rank `rank` runs before its first backward in Megatron's interleaved schedule
 // (v > 1): (p - rank - 1) * 2 + (v - 1) * p, every one of the m v when m == p or fewer remain
 // (schedules.py get_pp_rank_microbatches: all_warmup_microbatches). The forwards after them are
-// the steady state's, each followed by a backward.
+// the steady state's, each followed by a backward. The formula is model::interleaved_warmup's,
+// which the memory model's in-flight count shares.
 int64_t interleaved_warmup(int64_t p, int64_t m, int64_t v, int64_t rank);
 
 // Global model-chunk index of local chunk c on rank r: c * p + r.
