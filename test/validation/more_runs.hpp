@@ -12,8 +12,8 @@
 // ffn_hidden, seq_len % cp, global batch not a multiple of dp * micro_batch, interleaving with
 // micro-batches % pp != 0) is skipped too, with the reason. At the time of writing this leaves out:
 // the two Megatron-LM README strong-scaling rows (layout not printed), all 5 OLMo-core rows (GPU
-// count not printed), all 7 FP8-LM rows (global batch not printed), and the nanotron 80B 64-node row
-// (tp 16 spans two 8-GPU nodes).
+// count not printed), all 7 FP8-LM rows (global batch not printed), and nanotron's 23 multi-node
+// rows (on AWS EFA, below; the 80B one at 64 nodes would also put tp 16 across two 8-GPU nodes).
 //
 // Every used row gets Metric::kModelTflops; measured_tflops is model TFLOP/s (1e12) per GPU, model
 // FLOPs as model::model_flops_per_step counts them (GEMMs + full s^2 attention + logits, no recompute
@@ -53,7 +53,12 @@
 //    GPU names: "A100 ... 40GB" -> a100-40gb, other A100 (all print 80GB) -> a100-80gb, "H200" ->
 //    h200, "H100" -> h100-sxm. torchtitan's Grand Teton H100 (96 GB HBM2e, capped at 500 W) has no
 //    catalog entry and no published peak: those rows are skipped (unknown GPU).
-//  - A multi-node row whose source prints no network (nanotron) cannot be costed: skipped.
+//  - nanotron's multi-node rows (2 to 64 nodes) are skipped. Its figure prints no network; other
+//    sources put the cluster on AWS EFA (p5.48xlarge, 32 x 100 Gb/s a node: more_runs.yaml notes),
+//    a fabric trainsim does not cost apart from InfiniBand, and the source's own measurement of that
+//    cluster's collectives at 256 MB reads 39-58% of the bus bandwidth trainsim's model gives at 4
+//    to 64 nodes, about half of a later p5 sweep (collectives.yaml 'MULTI-NODE ON AWS EFA'). Costed
+//    on the catalog's InfiniBand they average +22% (README "Accuracy").
 //  - Attention kernel: FA1-class for llm-foundry (its 2023 benchmark tables ran attn_impl 'triton', the
 //    2022 Triton FlashAttention: submit_benchmarks.py default, not overridden in sweep.sh; its
 //    docstring puts it slightly below FlashAttention-1 forward + backward: kernels.yaml
@@ -308,7 +313,7 @@ inline std::vector<MoreRun> load_more_runs(const std::string& path, std::vector<
     }
     const int64_t n = static_cast<int64_t>(*count);
     if (fam == "nanotron" && n > 8) {
-      skip("multi-node row, network not printed");
+      skip("multi-node row on AWS EFA, whose measured collectives trainsim does not cost");
       continue;
     }
 
