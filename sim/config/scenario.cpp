@@ -151,7 +151,7 @@ const std::vector<std::string> kGpuKeys = {"base",      "name",      "hbm",     
                                            "peak_fp16", "peak_fp8",  "peak_fp32", "nvlink_bandwidth", "pcie_bandwidth"};
 const std::vector<std::string> kIntraKeys = {"fabric",  "bandwidth", "latency", "pcie_switch_gpus", "pcie_switch_uplink",
                                              "sockets", "inter_socket_bandwidth"};
-const std::vector<std::string> kInterKeys = {"topology", "nic_bandwidth", "nics_per_node", "latency", "oversubscription", "routing", "nodes_per_leaf"};
+const std::vector<std::string> kInterKeys = {"topology", "nic_bandwidth", "nics_per_node", "latency", "oversubscription", "routing", "nodes_per_leaf", "transport"};
 const std::vector<std::string> kParallelKeys = {"tp",       "pp",        "dp",        "cp",        "ep",        "expert_tp",
                                                 "micro_batch", "schedule", "virtual_stages", "zero",
                                                 "recompute", "sequence_parallel", "overlap_grad_reduce", "layers_per_stage",
@@ -506,6 +506,8 @@ class Reader {
     c.oversubscription = 1.0;
     if (auto f = get(inter, "oversubscription")) c.oversubscription = detail::to_number(*f, 1, kInf);
     if (auto f = get(inter, "routing")) c.ecmp = choice(*f, {"adaptive", "ecmp"}, std::vector{false, true});
+    if (auto f = get(inter, "transport"))
+      c.transport = choice(*f, {"infiniband", "efa"}, std::vector{hardware::InterTransport::kInfiniband, hardware::InterTransport::kEfa});
     if (auto f = get(inter, "nodes_per_leaf")) c.nodes_per_leaf = detail::to_int(*f, 1, int64_t{1} << 20);
 
     if (auto f = get(b, "nvlink_domain")) read_nvlink_domain(*f, c);

@@ -11,6 +11,14 @@ const char* to_string(IntraFabric f) {
   return "?";
 }
 
+const char* to_string(InterTransport t) {
+  switch (t) {
+    case InterTransport::kInfiniband: return "infiniband";
+    case InterTransport::kEfa: return "efa";
+  }
+  return "?";
+}
+
 const char* to_string(Topology t) {
   switch (t) {
     case Topology::kFatTree: return "fat-tree";

@@ -15,9 +15,14 @@ namespace trainsim::hardware {
 // joined by an NVLink bridge, other pairs over PCIe (bridge or tree as for pcie).
 enum class IntraFabric { kNvswitch, kPcie, kNvlinkBridge };
 enum class Topology { kFatTree, kRailOptimized, kShared };
+// What NCCL's inter-node traffic runs over: RDMA NICs (InfiniBand, or RoCE through NCCL's same IB
+// transport), or AWS's Elastic Fabric Adapter (SRD, through the aws-ofi-nccl plugin), whose
+// per-step latency is several times InfiniBand's (model/cost_data.hpp CollectiveCostData).
+enum class InterTransport { kInfiniband, kEfa };
 
 const char* to_string(IntraFabric f);
 const char* to_string(Topology t);
+const char* to_string(InterTransport t);
 
 // What a ring of n GPUs `stride` apart gets per flow inside a node (hardware/intra_node.hpp), as
 // measured on a platform file's routes when they differ from every fabric the builder knows.
@@ -49,6 +54,7 @@ struct ClusterSpec {
   double nic_bandwidth_Bps = 50e9;     // per NIC, per direction
   int64_t nics_per_node = 8;
   double inter_latency_s = 5e-6;
+  InterTransport transport = InterTransport::kInfiniband;
   double oversubscription = 1.0;       // >= 1; aggregation-layer oversubscription
   // How flows spread over a switch's parallel uplink cables. adaptive: ideally (one link of their
   // summed capacity, today's default: adaptive routing / packet spraying). ecmp: each flow (GPU

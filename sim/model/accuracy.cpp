@@ -29,6 +29,7 @@ const ModelAccuracy& model_accuracy() {
     Coverage c;
     c.gpus = cov["gpus"].as<std::vector<std::string>>();
     c.intra_fabrics = cov["intra_fabrics"].as<std::vector<std::string>>();
+    c.inter_transports = cov["inter_transports"].as<std::vector<std::string>>();
     c.max_gpus = cov["max_gpus"].as<int64_t>();
     c.moe = cov["moe"].as<bool>();
     return ModelAccuracy{band(root["step_time"]), band(root["peak_memory"]), c};
@@ -57,6 +58,9 @@ std::vector<std::string> outside_coverage(const ModelSpec& model, const hardware
   const std::string fabric = hardware::to_string(cluster.intra_fabric);
   if (cluster.gpus_per_node > 1 && !has(c.intra_fabrics, fabric))
     out.push_back("a " + fabric + " node fabric (published runs: " + util::join(c.intra_fabrics) + ")");
+  const std::string transport = hardware::to_string(cluster.transport);
+  if (cluster.nodes > 1 && !has(c.inter_transports, transport))
+    out.push_back("an " + transport + " network between nodes (published runs: " + util::join(c.inter_transports) + ")");
   if (cluster.gpus() > c.max_gpus)
     out.push_back(std::to_string(cluster.gpus()) + " GPUs (the largest published run: " + std::to_string(c.max_gpus) + ")");
   if (model.is_moe() && !c.moe) out.push_back("a mixture-of-experts model");

@@ -27,6 +27,7 @@ struct ErrorBand {
 struct Coverage {
   std::vector<std::string> gpus;           // catalog keys
   std::vector<std::string> intra_fabrics;  // hardware::to_string(IntraFabric)
+  std::vector<std::string> inter_transports;  // hardware::to_string(InterTransport), runs of 2+ nodes
   int64_t max_gpus = 0;
   bool moe = false;
 };

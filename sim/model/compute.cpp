@@ -83,16 +83,23 @@ int kind_index(Kind k) {
   return 3;
 }
 
+// One network step of NCCL's: its tuning constant over InfiniBand (RoCE alike), the measured one
+// over AWS EFA (cost_tables.yaml collectives).
+double net_hop_s(const hardware::ClusterSpec& cluster) {
+  const CollectiveCostData& cd = collective_cost_data();
+  return cluster.transport == hardware::InterTransport::kEfa ? cd.efa_net_hop_s : cd.net_hop_s;
+}
+
 // NCCL ring latency (src/graph/tuning.cc, Simple protocol): the base once, then a hop per step;
 // the steps that cross nodes pay the network hop. AR: 2(n-1) steps of which 2(nodes-1) inter; RS/AG:
 // n-1 and nodes-1.
-double ring_latency_s(Kind kind, int64_t n, int64_t nodes, bool pcie) {
+double ring_latency_s(const hardware::ClusterSpec& cluster, Kind kind, int64_t n, int64_t nodes, bool pcie) {
   if (n <= 1) return 0;
   const CollectiveCostData& cd = collective_cost_data();
   const double mult = kind == Kind::kAllReduce ? 2 : 1;
   const double steps = mult * d(n - 1);
   const double inter = mult * d(std::max<int64_t>(nodes, 1) - 1);
-  return cd.base_latency_s + (steps - inter) * (pcie ? cd.pcie_hop_s : cd.nvlink_hop_s) + inter * cd.net_hop_s;
+  return cd.base_latency_s + (steps - inter) * (pcie ? cd.pcie_hop_s : cd.nvlink_hop_s) + inter * net_hop_s(cluster);
 }
 
 // Time of a collective over the n ranks of a model-parallel group (TP or CP): inside a node, or
@@ -239,7 +246,7 @@ double inter_collective_time_s(const hardware::ClusterSpec& cluster, Kind kind, 
   // NCCL pipelines a multi-node ring chunk by chunk: the NVLink and the NIC parts run at once and
   // the slower one sets the time (cost_tables.yaml collectives: 8 H100 nodes reach 320-391 GB/s
   // all-reduce bus bandwidth, the NICs' 8 x 50 GB/s; one part after the other would give ~205).
-  return std::max(t_inter, t_intra) + ring_latency_s(kind, n, nodes, pcie_hops(cluster, per_node));
+  return std::max(t_inter, t_intra) + ring_latency_s(cluster, kind, n, nodes, pcie_hops(cluster, per_node));
 }
 
 NetCallCost net_call_cost(const hardware::ClusterSpec& cluster, Kind kind, int64_t n, int64_t ranks_per_node,
@@ -248,7 +255,7 @@ NetCallCost net_call_cost(const hardware::ClusterSpec& cluster, Kind kind, int64
   if (n <= 1) return cost;
   const int64_t per_node = std::clamp<int64_t>(ranks_per_node, 1, n);
   const int64_t nodes = (n + per_node - 1) / per_node;
-  cost.latency_s = ring_latency_s(kind, n, nodes, pcie_hops(cluster, per_node));
+  cost.latency_s = ring_latency_s(cluster, kind, n, nodes, pcie_hops(cluster, per_node));
   const double per_rank = collectives::ring_edge_bytes(kind, n, bytes);
   cost.wire_factor = 1 / collective_cost_data().net_efficiency.at(per_rank);
   return cost;
@@ -258,7 +265,7 @@ NetCallCost p2p_call_cost(const hardware::ClusterSpec& cluster, bool inter_node,
   const CollectiveCostData& cd = collective_cost_data();
   NetCallCost cost;
   if (inter_node) {
-    cost.latency_s = cd.base_latency_s + cd.net_hop_s;
+    cost.latency_s = cd.base_latency_s + net_hop_s(cluster);
     cost.wire_factor = 1 / cd.net_efficiency.at(bytes);
   } else {
     const hardware::RingShare pair = node_ring(cluster, 2, 1);
@@ -335,7 +342,7 @@ double ep_exchange_time_s(const hardware::ClusterSpec& cluster, double intra, do
     t_intra = pair.nvlink_only ? cd.base_latency_s + cd.nvlink_hop_s + intra / (hardware::pair_Bps(cluster) * cd.all_to_all_nvlink)
                                : p2p_time_s(cluster, false, intra);
   }
-  if (inter > 0) t_inter = cd.base_latency_s + cd.net_hop_s + inter / (hardware::inter_gpu_Bps(cluster) * cd.all_to_all_net);
+  if (inter > 0) t_inter = cd.base_latency_s + net_hop_s(cluster) + inter / (hardware::inter_gpu_Bps(cluster) * cd.all_to_all_net);
   return std::max(t_intra, t_inter);
 }
 
@@ -359,7 +366,7 @@ void ep_wire(const hardware::ClusterSpec& cluster, double peer, int64_t in_node,
   }
   if (nodes > 1 && node > 0) {
     w.node_bytes = node / cd.all_to_all_net;
-    w.latency_s = cd.base_latency_s + cd.net_hop_s;
+    w.latency_s = cd.base_latency_s + net_hop_s(cluster);
   }
 }
 

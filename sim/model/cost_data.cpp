@@ -152,6 +152,8 @@ const Tables& tables() {
     cd.nvlink_hop_s = c["latency_us"]["nvlink_hop"].as<double>() * 1e-6;
     cd.pcie_hop_s = c["latency_us"]["pcie_hop"].as<double>() * 1e-6;
     cd.net_hop_s = c["latency_us"]["net_hop"].as<double>() * 1e-6;
+    cd.efa_net_hop_s = c["efa_net_hop_us"].as<double>() * 1e-6;
+    if (!(cd.efa_net_hop_s > 0)) bad("collectives.efa_net_hop_us must be > 0");
     cd.tp_overlap_sms = c["tp_overlap_sms"].as<double>();
     cd.nvswitch_nvls = read_intra(c["intra"]["nvswitch_nvls"], "collectives.intra.nvswitch_nvls");
     cd.nvswitch = read_intra(c["intra"]["nvswitch"], "collectives.intra.nvswitch");

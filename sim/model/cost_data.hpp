@@ -72,6 +72,7 @@ struct CollectiveCostData {
   double nvlink_hop_s = 0;
   double pcie_hop_s = 0;
   double net_hop_s = 0;
+  double efa_net_hop_s = 0;  // a network step over AWS EFA (hardware::InterTransport::kEfa), measured
   // SMs the TP communication kernels hold while they overlap a GEMM (Transformer Engine userbuffers).
   double tp_overlap_sms = 0;
   // Inter-node: achieved fraction of the NIC line rate against the bytes each rank sends per call.

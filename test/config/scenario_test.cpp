@@ -876,6 +876,16 @@ TEST(LoadScenario, NoiseMechanismKeys) {
   EXPECT_EQ(error_of(kBase + "link_faults:\n  degraded_share: 0\n"), "t.yaml:19:19: link_faults.degraded_share must be in (0, 1], got '0'");
 }
 
+// cluster.inter_node.transport: InfiniBand (RoCE alike) by default, AWS EFA on request; a typo is
+// refused at its value.
+TEST(LoadScenario, InterNodeTransport) {
+  EXPECT_EQ(load_scenario_text(kBase, "t.yaml").cluster.transport, hardware::InterTransport::kInfiniband);
+  const auto sc = load_scenario_text(with("  gpus_per_node: 8", "  gpus_per_node: 8\n  inter_node:\n    transport: efa"), "t.yaml");
+  EXPECT_EQ(sc.cluster.transport, hardware::InterTransport::kEfa);
+  EXPECT_EQ(error_of(with("  gpus_per_node: 8", "  gpus_per_node: 8\n  inter_node:\n    transport: ef")),
+            "t.yaml:13:16: cluster.inter_node.transport must be one of infiniband, efa, got 'ef' (did you mean 'efa'?)");
+}
+
 }  // namespace
 }  // namespace trainsim::config
 

@@ -207,13 +207,14 @@ TEST(Calibration, TheReportedBandHoldsNinetyPercentOfMeasuredSteps) {
 // can say when a scenario lies outside it (model::outside_coverage).
 TEST(Calibration, TheShippedCoverageIsTheValidationSet) {
   const std::vector<Row> rows = validation_rows();
-  std::set<std::string> gpus, fabrics;
+  std::set<std::string> gpus, fabrics, transports;
   int64_t max_gpus = 0;
   bool moe = false;
   for (const Row& r : rows) {
     const hardware::ClusterSpec& c = r.run.cluster;
     gpus.insert(c.gpu.catalog);
     fabrics.insert(hardware::to_string(c.intra_fabric));
+    if (c.nodes > 1) transports.insert(hardware::to_string(c.transport));
     max_gpus = std::max(max_gpus, c.gpus());
     moe = moe || r.run.model.is_moe();
   }
@@ -221,6 +222,8 @@ TEST(Calibration, TheShippedCoverageIsTheValidationSet) {
   EXPECT_EQ(std::set<std::string>(shipped.gpus.begin(), shipped.gpus.end()), gpus) << "update accuracy.yaml coverage.gpus";
   EXPECT_EQ(std::set<std::string>(shipped.intra_fabrics.begin(), shipped.intra_fabrics.end()), fabrics)
       << "update accuracy.yaml coverage.intra_fabrics";
+  EXPECT_EQ(std::set<std::string>(shipped.inter_transports.begin(), shipped.inter_transports.end()), transports)
+      << "update accuracy.yaml coverage.inter_transports";
   EXPECT_EQ(shipped.max_gpus, max_gpus) << "update accuracy.yaml coverage.max_gpus";
   EXPECT_EQ(shipped.moe, moe) << "update accuracy.yaml coverage.moe";
   // A run of the set is inside; the PCIe GPT-3 scenario's fabric and an MI300X are not (a B200 is,
@@ -236,6 +239,13 @@ TEST(Calibration, TheShippedCoverageIsTheValidationSet) {
   EXPECT_EQ(out[0].rfind("mi300x GPUs", 0), 0u) << out[0];
   EXPECT_EQ(out[1].rfind("a pcie node fabric", 0), 0u) << out[1];
   EXPECT_EQ(out[2], "32768 GPUs (the largest published run: 16384)");
+  // Over AWS EFA between nodes: outside (every multi-node run of the set is InfiniBand or RoCE).
+  hardware::ClusterSpec efa = first.run.cluster;
+  efa.nodes = 2;
+  efa.transport = hardware::InterTransport::kEfa;
+  const std::vector<std::string> efa_out = model::outside_coverage(first.run.model, efa);
+  ASSERT_EQ(efa_out.size(), 1u);
+  EXPECT_EQ(efa_out[0], "an efa network between nodes (published runs: infiniband)");
   hardware::ClusterSpec b200 = first.run.cluster;
   b200.gpu = *hardware::find_gpu("b200");
   EXPECT_TRUE(model::outside_coverage(first.run.model, b200).empty());

@@ -55,10 +55,11 @@
 //    catalog entry and no published peak: those rows are skipped (unknown GPU).
 //  - nanotron's multi-node rows (2 to 64 nodes) are skipped. Its figure prints no network; other
 //    sources put the cluster on AWS EFA (p5.48xlarge, 32 x 100 Gb/s a node: more_runs.yaml notes),
-//    a fabric trainsim does not cost apart from InfiniBand, and the source's own measurement of that
-//    cluster's collectives at 256 MB reads 39-58% of the bus bandwidth trainsim's model gives at 4
-//    to 64 nodes, about half of a later p5 sweep (collectives.yaml 'MULTI-NODE ON AWS EFA'). Costed
-//    on the catalog's InfiniBand they average +22% (README "Accuracy").
+//    and the source's own measurement of that cluster's collectives at 256 MB reads 39-58% of the
+//    bus bandwidth trainsim's model gives at 4 to 64 nodes, about half of the later p5 sweep that
+//    cluster.inter_node.transport: efa is measured on (collectives.yaml 'MULTI-NODE ON AWS EFA'):
+//    no setting stands for the cluster as it ran. Costed on InfiniBand they average +22%, with
+//    transport efa +21% (README "Accuracy").
 //  - Attention kernel: FA1-class for llm-foundry (its 2023 benchmark tables ran attn_impl 'triton', the
 //    2022 Triton FlashAttention: submit_benchmarks.py default, not overridden in sweep.sh; its
 //    docstring puts it slightly below FlashAttention-1 forward + backward: kernels.yaml
@@ -313,7 +314,7 @@ inline std::vector<MoreRun> load_more_runs(const std::string& path, std::vector<
     }
     const int64_t n = static_cast<int64_t>(*count);
     if (fam == "nanotron" && n > 8) {
-      skip("multi-node row on AWS EFA, whose measured collectives trainsim does not cost");
+      skip("multi-node row on AWS EFA, its collectives measured at half of the sweep transport efa is built on");
       continue;
     }
 

@@ -47,7 +47,8 @@ TEST(MoreRuns, LoadsTheUsableRowsAndSaysWhyTheOthersAreNot) {
   // benchmark, 43 the Zero Bubble paper's 1F1B and interleaved 1F1B baselines: 24 from its Table 4,
   // 10 at twice the micro-batch from Table 11 and 9 with no more micro-batches than stages from
   // Table 12): torchtitan's 13 Grand Teton H100 rows (no catalog GPU), nanotron's 23 multi-node rows
-  // (AWS EFA, whose measured collectives trainsim does not cost; the 80B one at 64 nodes would also
+  // (AWS EFA, its collectives measured at half the bandwidth of the sweep trainsim's efa transport
+  // is built on: no setting stands for that cluster as it ran; the 80B one at 64 nodes would also
   // put TP16 across nodes), 5 OLMo-core (GPU count not printed), 7 FP8-LM (batch not printed), 2
   // Megatron strong-scaling (tp/pp not printed) and XTuner's two
   // Llama 2 70B rows at sp 16 and 64 (8 key-value heads: its a2a repeats them first) are skipped.
