@@ -220,8 +220,9 @@ TEST(Collectives, MultiNodeAllReduceIsBoundByTheBusierPartAsMeasured) {
 // nodes; crazyguitar/aws-gpu-communication-benchmark). All-reduce from 256 MiB up: the model's bus
 // bandwidth is 0.97-1.33 x the measured (optimistic where the sweep dips, 1-2 GiB). All-gather at
 // 32 nodes: 32 and 64 MiB take the same 2.7 ms, a latency of ~10 us a rank where NCCL's tuning
-// constants (the model's: 3.4 us an NVLink step, 14 us a network step) give 4.7: the model's
-// latency is half of EFA's, so small all-gathers at many nodes cost twice what it says there.
+// constants (the model's: 3.4 us an NVLink step, 14 us a network step) give 4.7: with the default
+// transport (InfiniBand) the model's latency is half of EFA's, so small all-gathers at many nodes
+// cost twice what it says there; transport efa (below) takes EFA's measured network step.
 TEST(Collectives, MultiNodeRingAgainstAwsEfaMeasurements) {
   hardware::ClusterSpec c = h100_cluster();
   c.nic_bandwidth_Bps = 50e9;  // 4 x 100 Gb/s a GPU
