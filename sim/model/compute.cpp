@@ -90,6 +90,12 @@ double net_hop_s(const hardware::ClusterSpec& cluster) {
   return cluster.transport == hardware::InterTransport::kEfa ? cd.efa_net_hop_s : cd.net_hop_s;
 }
 
+// One message between two nodes (a p2p transfer, an expert-parallel exchange): NCCL's base latency
+// and one network step.
+double net_message_latency_s(const hardware::ClusterSpec& cluster) {
+  return collective_cost_data().base_latency_s + net_hop_s(cluster);
+}
+
 // NCCL ring latency (src/graph/tuning.cc, Simple protocol): the base once, then a hop per step;
 // the steps that cross nodes pay the network hop. AR: 2(n-1) steps of which 2(nodes-1) inter; RS/AG:
 // n-1 and nodes-1.
@@ -265,7 +271,7 @@ NetCallCost p2p_call_cost(const hardware::ClusterSpec& cluster, bool inter_node,
   const CollectiveCostData& cd = collective_cost_data();
   NetCallCost cost;
   if (inter_node) {
-    cost.latency_s = cd.base_latency_s + net_hop_s(cluster);
+    cost.latency_s = net_message_latency_s(cluster);
     cost.wire_factor = 1 / cd.net_efficiency.at(bytes);
   } else {
     const hardware::RingShare pair = node_ring(cluster, 2, 1);
@@ -342,7 +348,7 @@ double ep_exchange_time_s(const hardware::ClusterSpec& cluster, double intra, do
     t_intra = pair.nvlink_only ? cd.base_latency_s + cd.nvlink_hop_s + intra / (hardware::pair_Bps(cluster) * cd.all_to_all_nvlink)
                                : p2p_time_s(cluster, false, intra);
   }
-  if (inter > 0) t_inter = cd.base_latency_s + net_hop_s(cluster) + inter / (hardware::inter_gpu_Bps(cluster) * cd.all_to_all_net);
+  if (inter > 0) t_inter = net_message_latency_s(cluster) + inter / (hardware::inter_gpu_Bps(cluster) * cd.all_to_all_net);
   return std::max(t_intra, t_inter);
 }
 
@@ -366,7 +372,7 @@ void ep_wire(const hardware::ClusterSpec& cluster, double peer, int64_t in_node,
   }
   if (nodes > 1 && node > 0) {
     w.node_bytes = node / cd.all_to_all_net;
-    w.latency_s = cd.base_latency_s + net_hop_s(cluster);
+    w.latency_s = net_message_latency_s(cluster);
   }
 }
 
