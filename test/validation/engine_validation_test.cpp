@@ -8,6 +8,9 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "config/scenario.hpp"
 #include "engine/step_engine.hpp"
@@ -115,20 +118,30 @@ TEST(EngineValidation, EngineAndClosedFormAgreeOnEveryCollectedRow) {
 
 // The same for every shipped scenario, on a dedicated fabric (contention, stragglers and failures
 // are what the engine adds on top of the closed form, so they are taken out).
-TEST(EngineValidation, EngineAndClosedFormAgreeOnEveryShippedScenario) {
-  int n = 0;
+// Every shipped scenario on a dedicated fabric (contention, stragglers and failures taken out), by
+// file name.
+std::vector<std::pair<std::string, config::Scenario>> dedicated_shipped_scenarios() {
+  std::vector<std::pair<std::string, config::Scenario>> out;
   for (const auto& entry : std::filesystem::directory_iterator(std::string(TRAINSIM_SOURCE_DIR) + "/scenarios")) {
     if (entry.path().extension() != ".yaml") continue;
     config::Scenario sc = config::load_scenario(entry.path().string());
     sc.contention.reset();
     sc.stragglers.reset();
     sc.reliability.reset();
+    out.emplace_back(entry.path().filename().string(), std::move(sc));
+  }
+  return out;
+}
+
+TEST(EngineValidation, EngineAndClosedFormAgreeOnEveryShippedScenario) {
+  int n = 0;
+  for (const auto& [file, sc] : dedicated_shipped_scenarios()) {
     const double step = simulated_step(sc, config::Fidelity::kAuto);
-    ASSERT_GT(step, 0) << entry.path();
+    ASSERT_GT(step, 0) << file;
     const double closed = model::estimate_step(sc.model, sc.parallel, sc.training, sc.cluster).step_s;
     const double diff = (step - closed) / closed * 100;
-    std::printf("%-36s closed %9.3f engine %9.3f %+7.2f%%\n", entry.path().filename().c_str(), closed, step, diff);
-    EXPECT_LE(std::fabs(diff), 2.0) << entry.path();
+    std::printf("%-36s closed %9.3f engine %9.3f %+7.2f%%\n", file.c_str(), closed, step, diff);
+    EXPECT_LE(std::fabs(diff), 2.0) << file;
     ++n;
   }
   EXPECT_GE(n, 9);
@@ -142,22 +155,16 @@ TEST(EngineValidation, EngineAndClosedFormAgreeOnEveryShippedScenario) {
 // within 1.6%).
 TEST(EngineValidation, EngineAndClosedFormAgreeOverEfa) {
   int n = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(std::string(TRAINSIM_SOURCE_DIR) + "/scenarios")) {
-    if (entry.path().extension() != ".yaml") continue;
-    config::Scenario sc = config::load_scenario(entry.path().string());
+  for (auto [file, sc] : dedicated_shipped_scenarios()) {
     if (sc.cluster.nodes < 2 || !sc.cluster.platform_file.empty()) continue;
-    sc.contention.reset();
-    sc.stragglers.reset();
-    sc.reliability.reset();
     const double ib = model::estimate_step(sc.model, sc.parallel, sc.training, sc.cluster).step_s;
     sc.cluster.transport = hardware::InterTransport::kEfa;
     const double step = simulated_step(sc, config::Fidelity::kAuto);
     const double closed = model::estimate_step(sc.model, sc.parallel, sc.training, sc.cluster).step_s;
     const double diff = (step - closed) / closed * 100;
-    std::printf("%-36s efa closed %9.3f (infiniband %9.3f) engine %9.3f %+7.2f%%\n", entry.path().filename().c_str(), closed, ib,
-                step, diff);
-    EXPECT_LE(std::fabs(diff), 3.0) << entry.path();
-    EXPECT_GE(closed, ib) << entry.path();  // never faster than over InfiniBand
+    std::printf("%-36s efa closed %9.3f (infiniband %9.3f) engine %9.3f %+7.2f%%\n", file.c_str(), closed, ib, step, diff);
+    EXPECT_LE(std::fabs(diff), 3.0) << file;
+    EXPECT_GE(closed, ib) << file;  // never faster than over InfiniBand
     ++n;
   }
   EXPECT_GE(n, 6);
