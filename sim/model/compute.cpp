@@ -129,7 +129,7 @@ double group_collective_time(const hardware::ClusterSpec& cluster, Kind kind, in
 const Calibration& default_calibration() {
   static const Calibration kCalibration = [] {
     Calibration c;
-    c.sustained_compute = 0.81;  // range 0.70-1.00, grid step 0.01 (0.80 on a 0.02 grid until 2026-12-07)
+    c.sustained_compute = 0.80;  // range 0.70-1.00, grid step 0.01 (0.81 until TE's overlap methods, 2026-12-07; 0.80 on a 0.02 grid before)
     c.replica_jitter_s = 0.05;   // range 0-0.10 s, grid step 0.005 s (until 2026-12-07 a fixed host time per step, 0.10-0.12 s)
     return c;
   }();
@@ -296,14 +296,28 @@ double activation_bytes_per_value(Precision p) { return p == Precision::kFp8 ? 2
 
 namespace {
 
-// One TP collective beside the GEMMs that can hide it: what it adds to the pass.
-//  - with userbuffer overlap (NVLink/NVSwitch and tp_comm_overlap): split into tp chunks pipelined
-//    with the GEMMs; the first (or last) chunk and any excess over the GEMMs show, and the GEMMs
-//    run at sms / (sms - comm_sms) of their time while the communication kernels hold SMs;
+// One TP collective beside the GEMMs that can hide it: what it adds to the pass. Transformer
+// Engine's userbuffers (NVLink/NVSwitch and tp_comm_overlap) run each collective of a layer by one
+// of three methods, by default (transformer_engine/pytorch/module/base.py initialize_ub, v1.8,
+// kernels.yaml te-base-v1.8: methods and add_ub defaults):
+//  - ring exchange (the all-gathers before the column-parallel forward GEMMs and before the
+//    row-parallel input-gradient GEMMs): the GEMM runs chunk by chunk, starting on the rank's own
+//    chunk while the next arrives over the copy engines (use_ce): only the excess of the tp - 1
+//    transfers over the GEMM chunks they run beside shows, and no SM is taken;
+//  - pipeline (the reduce-scatters after the row-parallel forward GEMMs): the GEMM in num_splits = 4
+//    chunks, each chunk's reduce-scatter beside the next chunk: the last chunk's shows, and the
+//    communication kernels hold num_sm = 16 SMs (without an SM margin) while they run beside the GEMM;
+//  - bulk (the column-parallel backward: the input re-gathered under the input-gradient GEMM, the
+//    input gradient reduce-scattered under the weight-gradient GEMM): one collective beside one
+//    independent GEMM, the excess shows, 16 SMs held;
+//  - chunked (userbuffers over an all-reduce, without sequence parallelism): tp chunks, the first
+//    or last shows;
 //  - with Megatron's asynchronous overlap (any fabric): the excess over the GEMMs shows, and NCCL's
 //    kernels take SMs from the GEMMs beside them the same way;
 //  - exposed: all of it.
-enum class Overlap { kUserbuffers, kAsync, kNone };
+enum class Overlap { kRingExchange, kPipeline, kBulk, kChunked, kAsync, kNone };
+
+inline constexpr double kPipelineSplits = 4;  // TE add_ub: num_splits = 4 for 'pipeline'
 
 // What the compute beside `hidden_s` of communication loses to the SMs its kernels hold.
 double sm_tax_s(double hidden_s, const GpuCostData& data) {
@@ -316,9 +330,18 @@ double tp_cost(double comm, double gemms, Overlap overlap, int64_t tp, const Gpu
   switch (overlap) {
     case Overlap::kNone: return comm;
     case Overlap::kAsync:
-      // NCCL's kernels hold SMs as well (one per channel) while they run beside the GEMM.
+    case Overlap::kBulk:
+      // NCCL's (or userbuffers') kernels hold SMs as well while they run beside the GEMM.
       return std::max(0.0, comm - gemms) + sm_tax_s(std::min(comm, gemms), data);
-    case Overlap::kUserbuffers: {
+    case Overlap::kRingExchange: {
+      const double beside = gemms * d(tp - 1) / d(tp);  // the GEMM chunks the transfers run beside
+      return std::max(0.0, comm - beside);
+    }
+    case Overlap::kPipeline: {
+      const double last = comm / kPipelineSplits, beside = gemms * (kPipelineSplits - 1) / kPipelineSplits;
+      return last + std::max(0.0, comm - last - beside) + sm_tax_s(std::min(comm - last, beside), data);
+    }
+    case Overlap::kChunked: {
       const double chunk = comm / d(tp);
       return chunk + std::max(0.0, comm - chunk - gemms) + sm_tax_s(std::min(comm - chunk, gemms), data);
     }
@@ -600,28 +623,39 @@ LayerTime layer_time(const ModelSpec& model, const ParallelSpec& par, const Trai
     const double act_bytes = tokens * h * activation_bytes_per_value(prec);
     // Userbuffer overlap needs NVLink between every member (NVSwitch, or a bridged pair).
     const bool nvlink = par.tp <= cluster.gpus_per_node && !pcie_hops(cluster, par.tp);
-    const Overlap fwd_overlap = train.tp_comm_overlap && nvlink ? Overlap::kUserbuffers : Overlap::kNone;
-    const Overlap bwd_overlap = train.tp_comm_overlap && nvlink ? Overlap::kUserbuffers
-                                : train.tp_async_backward      ? Overlap::kAsync
-                                                               : Overlap::kNone;
+    const bool ub = train.tp_comm_overlap && nvlink;
+    const Overlap bwd_async = train.tp_async_backward ? Overlap::kAsync : Overlap::kNone;
     const int col[2] = {0, 2}, row[2] = {1, 3};
     if (par.sequence_parallel) {
       const double ag = group_collective_time(cluster, Kind::kAllGather, par.tp, act_bytes);
       const double rs = group_collective_time(cluster, Kind::kReduceScatter, par.tp, act_bytes);
+      // What splitting a GEMM into `parts` chunks of its rows costs: each chunk runs at its own,
+      // smaller shape (cuBLAS's efficiency falls with m; kernels.yaml grids).
+      auto split_cost = [&](double m, double n, double k, double whole, double parts) {
+        if (whole <= 0) return 0.0;  // no such GEMM (a mixture-of-experts layer without shared experts)
+        return parts * gemm_time_s(gpu, prec, m / parts, n, k, c) - whole;
+      };
       for (int i : col) {
-        tp_fwd += tp_cost(ag, fwd_gemm[i], fwd_overlap, par.tp, data);
-        tp_bwd += tp_cost(ag, dgrad[i], bwd_overlap, par.tp, data);  // SP input re-gathered under dgrad
-        tp_bwd += tp_cost(rs, wgrad[i], bwd_overlap, par.tp, data);  // input gradient under wgrad
+        const auto& s = shapes[i];
+        if (ub) tp_fwd += split_cost(s[0], s[1], s[2], fwd_gemm[i], t);  // one chunk per rank's rows
+        tp_fwd += tp_cost(ag, fwd_gemm[i], ub ? Overlap::kRingExchange : Overlap::kNone, par.tp, data);
+        tp_bwd += tp_cost(ag, dgrad[i], ub ? Overlap::kBulk : bwd_async, par.tp, data);  // SP input re-gathered under dgrad
+        tp_bwd += tp_cost(rs, wgrad[i], ub ? Overlap::kBulk : bwd_async, par.tp, data);  // input gradient under wgrad
       }
       for (int i : row) {
-        tp_fwd += tp_cost(rs, fwd_gemm[i], fwd_overlap, par.tp, data);
+        const auto& s = shapes[i];
+        if (ub) {
+          tp_fwd += split_cost(s[0], s[1], s[2], fwd_gemm[i], kPipelineSplits);
+          tp_bwd += split_cost(s[0], s[2], s[1], dgrad[i], t);
+        }
+        tp_fwd += tp_cost(rs, fwd_gemm[i], ub ? Overlap::kPipeline : Overlap::kNone, par.tp, data);
         // The output gradient is needed before this GEMM's backward: only userbuffers hide it.
-        tp_bwd += tp_cost(ag, dgrad[i], bwd_overlap == Overlap::kUserbuffers ? bwd_overlap : Overlap::kNone, par.tp, data);
+        tp_bwd += tp_cost(ag, dgrad[i], ub ? Overlap::kRingExchange : Overlap::kNone, par.tp, data);
       }
     } else {
       const double ar = group_collective_time(cluster, Kind::kAllReduce, par.tp, act_bytes);
-      for (int i : row) tp_fwd += tp_cost(ar, fwd_gemm[i], fwd_overlap, par.tp, data);
-      for (int i : col) tp_bwd += tp_cost(ar, wgrad[i], bwd_overlap, par.tp, data);
+      for (int i : row) tp_fwd += tp_cost(ar, fwd_gemm[i], ub ? Overlap::kChunked : Overlap::kNone, par.tp, data);
+      for (int i : col) tp_bwd += tp_cost(ar, wgrad[i], ub ? Overlap::kChunked : bwd_async, par.tp, data);
     }
   }
 
