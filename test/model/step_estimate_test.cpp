@@ -156,6 +156,42 @@ TEST(StepEstimate, OverlappedGradReduceExposesOnlyTheTail) {
   EXPECT_LT(on.step_s, off.step_s);
 }
 
+// Interleaved: each model chunk's gradients are reduced once its last backward is done (Megatron-
+// Core's cool-down calls the chunk's grad sync). On the critical stage the last backwards come in
+// groups of p micro-batches a chunk, chunk v - 1 first, so chunk j's ends j p chunk-backwards (bc)
+// before the step's last, its first bucket bc x (1 - bucket share of the chunk) before that; the v
+// reductions (reduce / v each) run one after another, and what outlasts the last backward shows:
+// end = max(end, -j p bc - bc (1 - b_j)) + reduce / v for j = v - 1 .. 0, exposed max(reduce / v
+// x b_j, end). With p = 4 and v = 3 the chunks release 0, 4 and 8 chunk-backwards early: far more
+// cover than the one last backward a 1F1B step has.
+TEST(StepEstimate, InterleavedStepsReduceEachChunkOnceItIsDone) {
+  ParallelSpec p;
+  p.tp = 8;
+  p.pp = 4;
+  p.dp = 16;
+  p.schedule = Schedule::kInterleaved;
+  p.virtual_stages = 3;
+  p.overlap_grad_reduce = true;
+  TrainingSpec t;
+  t.global_batch = 256;
+  const auto cl = a100(64);
+  const StepCosts costs = compute_step_costs(gpt3(), p, t, cl);
+  const StepEstimate e = estimate_step(gpt3(), p, t, cl);
+  const PerMicroBatch slow = slowest(costs);
+  double grad = 0;
+  for (const auto& st : costs.stages) grad = std::max(grad, st.grad_bytes);
+  const double bucket = kGradBucketParams * 2 / grad;  // bf16 gradients, 40M-parameter buckets
+  const double bc = slow.b / 3, r = e.dp_comm_s / 3, bj = bucket * 3;
+  double end = -1e300;
+  for (int j = 2; j >= 0; --j) end = std::max(end, -j * 4 * bc - bc * (1 - bj)) + r;
+  const double expected = std::max(r * bj, end);
+  const double tax = (e.dp_comm_s - expected) * 16.0 / 92.0;  // the hidden part's SM share (A100)
+  EXPECT_NEAR(e.exposed_comm_s - e.pp_comm_s, expected + tax, 1e-12);
+  // One last backward's cover alone (the 1F1B rule) would show more.
+  const double one_backward = std::max(e.dp_comm_s * bucket, e.dp_comm_s - slow.b * (1 - bucket));
+  EXPECT_LT(expected, one_backward);
+}
+
 TEST(StepEstimate, DistributedOptimizerGatherHidesUnderTheFirstForward) {
   ParallelSpec p;
   p.tp = 8;

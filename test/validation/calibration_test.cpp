@@ -174,7 +174,7 @@ TEST(Calibration, LeaveOneSourceOutAccuracy) {
   EXPECT_LE(all_loso.mean_abs, 5.40);
   EXPECT_LE(all_loso.max_abs, 52.0);
   EXPECT_LE(std::fabs(all_loso.mean_signed), 2.0);
-  EXPECT_LE(held.mean_abs, 5.00);
+  EXPECT_LE(held.mean_abs, 5.05);
 }
 
 // The band a report prints (model::step_time_band) holds the measured step time of 90% of the

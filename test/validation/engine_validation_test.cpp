@@ -149,10 +149,9 @@ TEST(EngineValidation, EngineAndClosedFormAgreeOnEveryShippedScenario) {
 
 // Over AWS EFA (cluster.inter_node.transport: efa, a network step 53 us instead of 14) both take
 // NCCL's latencies from model::net_call_cost / inter_collective_time_s, and agree within 3%, not 2:
-// the flagship's ~160 gradient-bucket calls a step carry 0.8 s of latency over EFA, and the closed
-// form's overlap rule (one bucket, or the reduction beyond the last backward) and the engine's
-// simulated buckets hide different shares of it (flagship -2.5%, gb200-nvl72 +2.2%, the others
-// within 1.6%).
+// gb200-nvl72 is +2.2% (+1.7% over InfiniBand), the others within 1.6% (the flagship +0.4%; -2.5%
+// while the closed form hid an interleaved step's gradient reduction under one last backward
+// instead of releasing each chunk's as the engine does, model/step_estimate.cpp).
 TEST(EngineValidation, EngineAndClosedFormAgreeOverEfa) {
   int n = 0;
   for (auto [file, sc] : dedicated_shipped_scenarios()) {
