@@ -241,21 +241,19 @@ StepEstimate estimate_step(const StepCosts& costs, const ModelSpec& model, const
     const double gather_cover = first_forward + (absorbed ? last_backward : 0.0);
     // The first bucket's reduction starts once the first bucket's share of the backward is done.
     const double gather_exposed = par.overlap_param_gather ? std::max(gather * bucket, gather - gather_cover) : gather;
-    double reduce_exposed = std::max(reduce * bucket, reduce - last_backward * (1 - bucket));
-    if (v > 1 && par.pp > 1) {
-      // Interleaved: each model chunk's gradients are reduced once that chunk's last backward is
-      // done (Megatron-Core's interleaved schedule calls the chunk's grad_sync_func in the
-      // cool-down; the engine releases the chunk's buckets the same way). The critical stage runs
-      // its last backwards in groups of p micro-batches a chunk, chunk v - 1 first: chunk j's ends
-      // j p chunk-backwards before the step's last, and its first bucket a bucket's share of a
-      // chunk-backward before that. The reductions run one after another on the DP stream; what
-      // outlasts the last backward shows.
-      const double bc = last_backward / d(v), r = reduce / d(v);
-      const double bj = std::min(1.0, bucket * d(v));  // one bucket's share of a chunk's gradients
-      double end = -std::numeric_limits<double>::infinity();  // relative to the end of the last backward
-      for (int64_t j = v - 1; j >= 0; --j) end = std::max(end, -d(j) * p * bc - bc * (1 - bj)) + r;
-      reduce_exposed = std::max(r * bj, end);
-    }
+    // Each model chunk's gradients are reduced once that chunk's last backward is done; a 1F1B
+    // step has one chunk, whose first bucket is ready a bucket's share of the last backward before
+    // its end. Interleaved, Megatron-Core's cool-down calls each chunk's grad_sync_func after the
+    // chunk's last backward (the engine releases the chunk's buckets the same way): the critical
+    // stage runs its last backwards in groups of p micro-batches a chunk, chunk v - 1 first, so
+    // chunk j's ends j p chunk-backwards before the step's last. The reductions run one after
+    // another on the DP stream; what outlasts the last backward shows, at least a bucket's worth.
+    const int64_t chunks = par.pp > 1 ? v : 1;
+    const double bc = last_backward / d(chunks), r = reduce / d(chunks);
+    const double bj = std::min(1.0, bucket * d(chunks));  // one bucket's share of a chunk's gradients
+    double end = -std::numeric_limits<double>::infinity();  // relative to the end of the last backward
+    for (int64_t j = chunks - 1; j >= 0; --j) end = std::max(end, -d(j) * p * bc - bc * (1 - bj)) + r;
+    const double reduce_exposed = std::max(r * bj, end);
     exposed = reduce_exposed + gather_exposed;
   }
   // Per-micro-batch ZeRO 2 traffic is prefetched under the layers' compute: only its excess shows.
