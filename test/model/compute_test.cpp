@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "collectives/collectives.hpp"
 #include "hardware/gpu.hpp"
 #include "model/cost_data.hpp"
 #include "model/presets.hpp"
@@ -231,9 +232,8 @@ TEST(Collectives, MultiNodeRingAgainstAwsEfaMeasurements) {
   auto busbw = [&](collectives::Kind kind, int64_t nodes, double bytes) {
     c.nodes = nodes;
     const int64_t n = nodes * 8;
-    const double t = inter_collective_time_s(c, kind, n, 8, bytes);
-    const double factor = kind == collectives::Kind::kAllReduce ? 2.0 * double(n - 1) / double(n) : double(n - 1) / double(n);
-    return factor * bytes / t;
+    // nccl-tests' bus bandwidth: the bytes each ring edge carries (2(n-1)/n S, (n-1)/n S) over the time.
+    return collectives::ring_edge_bytes(kind, n, bytes) / inter_collective_time_s(c, kind, n, 8, bytes);
   };
   struct Point {
     int64_t nodes;

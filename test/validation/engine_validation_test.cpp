@@ -116,10 +116,8 @@ TEST(EngineValidation, EngineAndClosedFormAgreeOnEveryCollectedRow) {
   EXPECT_LE(worst, 2.0);
 }
 
-// The same for every shipped scenario, on a dedicated fabric (contention, stragglers and failures
-// are what the engine adds on top of the closed form, so they are taken out).
-// Every shipped scenario on a dedicated fabric (contention, stragglers and failures taken out), by
-// file name.
+// Every shipped scenario on a dedicated fabric, by file name: contention, stragglers and failures
+// are what the engine adds on top of the closed form, so they are taken out.
 std::vector<std::pair<std::string, config::Scenario>> dedicated_shipped_scenarios() {
   std::vector<std::pair<std::string, config::Scenario>> out;
   for (const auto& entry : std::filesystem::directory_iterator(std::string(TRAINSIM_SOURCE_DIR) + "/scenarios")) {
@@ -133,6 +131,7 @@ std::vector<std::pair<std::string, config::Scenario>> dedicated_shipped_scenario
   return out;
 }
 
+// The same for every shipped scenario.
 TEST(EngineValidation, EngineAndClosedFormAgreeOnEveryShippedScenario) {
   int n = 0;
   for (const auto& [file, sc] : dedicated_shipped_scenarios()) {
