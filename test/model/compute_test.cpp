@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
 
 #include "collectives/collectives.hpp"
 #include "hardware/gpu.hpp"
@@ -82,6 +85,33 @@ TEST(Gemm, TheBorrowedA100ShapesAgreeWithA100sOwnSquares) {
     sum += ratio;
   }
   EXPECT_NEAR(sum / n, 1.0, 0.05);
+}
+
+// The same borrowed curve against an A100 sweep of a transformer layer's four GEMMs at 8192 tokens
+// (kernels.yaml a100.gemm.cross_check_transformer: EleutherAI's log, h = 1024..25600, fp16). The
+// log prints each shape's slowest of 200 synced calls, a low-side figure: trainsim's isolated
+// kernel (sustained factor 1) runs 8.4% above it at the median shape (mean 12%: the short kernels
+// at h <= 2048, where a sync weighs most, and three isolated dips), the middle 80% of shapes 5% to
+// 23% above. The bounds say "above, by about what a slowest-of-200 figure leaves out".
+TEST(Gemm, TheBorrowedA100ShapesAgreeWithATransformerSweep) {
+  Calibration isolated = default_calibration();
+  isolated.sustained_compute = 1;
+  const auto a100 = *hardware::find_gpu("a100-80gb");
+  const YAML::Node sweep = YAML::Load(kernels_yaml())["gpus"]["a100"]["gemm"]["cross_check_transformer"];
+  const double m = sweep["m"].as<double>();
+  std::vector<double> ratios;
+  for (const auto& row : sweep["points"]) {
+    const double h = row[0].as<double>();
+    const double shapes[4][2] = {{3 * h, h}, {h, h}, {4 * h, h}, {h, 4 * h}};  // (n, k): qkv, out, up, down
+    for (int i = 0; i < 4; ++i)
+      ratios.push_back(gemm_efficiency(a100, Precision::kFp16, m, shapes[i][0], shapes[i][1], isolated) * 312 /
+                       row[i + 1].as<double>());
+  }
+  ASSERT_EQ(ratios.size(), 100u);
+  std::sort(ratios.begin(), ratios.end());
+  EXPECT_NEAR(ratios[50], 1.084, 0.01);  // the median
+  EXPECT_GT(ratios[10], 1.0);            // the 10th percentile: above the slowest-of-200 figure
+  EXPECT_LT(ratios[90], 1.25);           // the 90th
 }
 
 // A GEMM is no faster than its least traffic through HBM. Megatron's unfused QK^T for 6 sequences
