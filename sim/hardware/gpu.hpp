@@ -30,7 +30,7 @@ struct GpuSpec {
   double peak_flops(model::Precision p) const;
 };
 
-// Catalog lookup by key (a100-40gb, a100-80gb, h100-sxm, h100-pcie, h200, b200, gb200, mi300x).
+// Catalog lookup by key (a100-40gb, a100-80gb, a800, h100-sxm, h800, h100-pcie, h200, b200, gb200, mi300x).
 std::optional<GpuSpec> find_gpu(std::string_view key);
 std::vector<std::string> gpu_keys();
 

@@ -51,13 +51,14 @@ const GemmTable& gemm_table(const GpuCostData& data, Precision p) {
 
 // The measured curve for a collective on the node's fabric: a ring of PCIe hops runs at the PCIe
 // curve; one that joins NVLink-bridged pairs over PCIe at the curve measured on such pairs, where
-// every other hop is NVLink (cost_tables.yaml pcie_bridged_pairs). NVSwitch gen3+ (NVLink4, 450 GB/s
-// per direction and up) reduces in the switch (NVLS): it helps all-reduce and reduce-scatter only.
+// every other hop is NVLink (cost_tables.yaml pcie_bridged_pairs). The NVSwitch of a GPU whose data
+// says so (gpus.<key>.nvls: Hopper's and Blackwell's, the H800's included) reduces in the switch
+// (NVLS): its measured curves apply to the collectives that reduce.
 FabricKind fabric_kind(const hardware::ClusterSpec& cluster, Kind kind, const hardware::RingShare& share) {
   if (!share.nvlink_only)
     return cluster.intra_fabric == hardware::IntraFabric::kNvlinkBridge ? FabricKind::kPcieBridgedPairs : FabricKind::kPcie;
   const bool reduction = kind == Kind::kAllReduce || kind == Kind::kReduceScatter;
-  const bool nvls = cluster.intra_fabric == hardware::IntraFabric::kNvswitch && cluster.gpu.nvlink_bandwidth_Bps >= 450e9;
+  const bool nvls = cluster.intra_fabric == hardware::IntraFabric::kNvswitch && gpu_cost_data(cluster.gpu).nvls;
   return reduction && nvls ? FabricKind::kNvswitchNvls : FabricKind::kNvswitch;
 }
 

@@ -111,6 +111,7 @@ const Tables& tables() {
       const std::string w = "gpus." + d.key;
       d.sms = n["sms"].as<int>();
       d.hbm_efficiency = n["hbm_efficiency"].as<double>();
+      d.nvls = n["nvls"] && n["nvls"].as<bool>();
       const std::string from = n["gemm_from"].as<std::string>();
       if (!kernels[from]) bad(w + ".gemm_from: no GPU '" + from + "' in kernels.yaml");
       d.gemm16 = read_gemm(kernels[from], "bf16", "kernels.yaml gpus." + from);

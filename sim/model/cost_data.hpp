@@ -48,6 +48,7 @@ struct GpuCostData {
   const Attention& attention_kernel(const std::string& name) const;
   double hbm_efficiency = 0;  // achieved / datasheet HBM bandwidth on streaming kernels
   int sms = 0;                // streaming multiprocessors (compute units)
+  bool nvls = false;          // its NVSwitch reduces in the switch (NVLink SHARP): cost_tables.yaml gpus.<key>.nvls
 };
 
 // The data of a catalog GPU; an inline GPU (name "inline" or unknown) gets the generation whose

@@ -348,10 +348,10 @@ TEST(ScenarioErrors, NonFiniteAndHugeValues) {
 
 TEST(ScenarioErrors, GpuCatalog) {
   EXPECT_EQ(error_of(with("  gpu: h100-sxm", "  gpu: h100-sx")),
-            "t.yaml:9:8: unknown GPU 'h100-sx' (did you mean 'h100-sxm'?); known GPUs: a100-40gb, a100-80gb, h100-sxm, "
-            "h800, h100-pcie, h200, b200, gb200, mi300x");
+            "t.yaml:9:8: unknown GPU 'h100-sx' (did you mean 'h100-sxm'?); known GPUs: a100-40gb, a100-80gb, a800, "
+            "h100-sxm, h800, h100-pcie, h200, b200, gb200, mi300x");
   EXPECT_EQ(error_of(with("  gpu: h100-sxm", "  gpu: tpu")),
-            "t.yaml:9:8: unknown GPU 'tpu'; known GPUs: a100-40gb, a100-80gb, h100-sxm, h800, h100-pcie, h200, b200, gb200, mi300x");
+            "t.yaml:9:8: unknown GPU 'tpu'; known GPUs: a100-40gb, a100-80gb, a800, h100-sxm, h800, h100-pcie, h200, b200, gb200, mi300x");
   EXPECT_EQ(error_of(with("  gpu: h100-sxm", "  gpu: a100-80gb") + "  precision: fp8\n"),
             "t.yaml:18:14: training.precision: GPU 'a100-80gb' has no fp8 peak");
   EXPECT_EQ(error_of(with("  gpu: h100-sxm", "  gpu: h100-pcie\n  intra_node: {fabric: nvswitch}")),
