@@ -1,4 +1,4 @@
-// Scenarios built from more_runs.yaml (195 further published, measured LLM-training runs), in the same
+// Scenarios built from more_runs.yaml (226 further published, measured LLM-training runs), in the same
 // PublishedRun form as published_runs.hpp, each tagged with its source family (for leave-one-source-
 // out validation) and whether the file marks it unverified (read only via a secondary transcription).
 //
@@ -32,6 +32,8 @@
 //  - xtuner: TGS (tokens per GPU per second) converted as torchtitan; its TFLOPs (counting the
 //    recomputed forward) are not used.
 //  - zero-bubble: samples (sequences) per GPU per second x seq_len, converted as torchtitan.
+//  - flagperf: token/p/s (512 x 8192 tokens over the last logged iteration, per GPU) converted as
+//    torchtitan; its MFU (6 x 8e9 per token for both models) is not used.
 //  - ml-engineering: its TFLOPS are benchmark.py's estimate_tflos (6 x the linear weights incl. one
 //    vocab x hidden, + causal attention 6 s^2 d heads layers) over the step; the yaml derives the
 //    step and tokens per GPU per second from that formula, converted as torchtitan.
@@ -50,8 +52,9 @@
 //    and H200 "400 Gb/s per GPU", Nemotron-4 "8x 400 Gbps IB per node", llm-foundry A100 "1600 Gbps per
 //    node RoCE" = 8 x 200 Gb/s. Latencies 1 us intra, 5 us inter, oversubscription 1 (Llama 3's 1:7
 //    above 3,072-GPU pods is not modelled: only the outermost DP traffic crosses pods).
-//    GPU names: "A100 ... 40GB" -> a100-40gb, other A100 (all print 80GB) -> a100-80gb, "H200" ->
-//    h200, "H100" -> h100-sxm. torchtitan's Grand Teton H100 (96 GB HBM2e, capped at 500 W) has no
+//    GPU names: "A800" -> a800, "H800" -> h800 (first: FlagPerf's names quote its tables' "A100" /
+//    "H100"), "A100 ... 40GB" -> a100-40gb, other A100 (all print 80GB) -> a100-80gb, "H200" ->
+//    h200, "H100" -> h100-sxm; NVSwitch at the GPU's NVLink rate (A800 / H800: 200 GB/s). torchtitan's Grand Teton H100 (96 GB HBM2e, capped at 500 W) has no
 //    catalog entry and no published peak: those rows are skipped (unknown GPU).
 //  - nanotron's multi-node rows (2 to 64 nodes) are skipped. Its figure prints no network; other
 //    sources put the cluster on AWS EFA (p5.48xlarge, 32 x 100 Gb/s a node: more_runs.yaml notes),
@@ -230,10 +233,14 @@ inline std::string family(const YAML::Node& source) {
   if (contains(p, "Maximizing training throughput using PyTorch FSDP") || contains(p, "fms-fsdp README")) return "ibm-fsdp";
   if (contains(p, "ml-engineering")) return "ml-engineering";
   if (contains(p, "Zero Bubble Pipeline Parallelism")) return "zero-bubble";
+  if (contains(p, "FlagOpen/FlagPerf")) return "flagperf";
   return "";
 }
 
 inline std::optional<hardware::GpuSpec> gpu_for(const std::string& name) {
+  // The export parts first: their names may quote the table's "A100" / "H100" beside them.
+  if (contains(name, "A800")) return hardware::find_gpu("a800");
+  if (contains(name, "H800")) return hardware::find_gpu("h800");
   if (contains(name, "A100")) return hardware::find_gpu(contains(name, "40GB") ? "a100-40gb" : "a100-80gb");
   if (contains(name, "H200")) return hardware::find_gpu("h200");
   // torchtitan's Grand Teton H100 (96 GB HBM2e at 2.4 TB/s, capped at 500 W) has no catalog entry:
@@ -375,10 +382,16 @@ inline std::vector<MoreRun> load_more_runs(const std::string& path, std::vector<
     r.model.ffn_hidden = static_cast<int64_t>(number(m["ffn_hidden"]).value_or(0));
     r.model.tied_embeddings = more_detail::flag(m["tied_embeddings"]);
     const bool llama_like = fam == "llama3" || fam == "torchtitan" || fam == "nanotron" || fam == "olmo-core" || fam == "internlm" || fam == "ibm-fsdp" || fam == "xtuner" ||
-                            fam == "ml-engineering";
+                            fam == "ml-engineering" || fam == "flagperf";
     if (llama_like) {
       r.model.ffn = model::Ffn::kSwiglu;
       if (r.model.vocab == 0 || r.model.ffn_hidden == 0) detail::fill_llama(r.model, arch);
+      if (fam == "flagperf") {
+        // Megatron-Core's GPTModel as FlagPerf's command builds it (header): learned absolute
+        // positions, dropout at Megatron's 0.1 (tied embeddings as the yaml says).
+        r.model.learned_position_embedding = true;
+        r.model.dropout = true;
+      }
     } else {
       r.model.ffn = model::Ffn::kGelu;  // GPT gelu; Nemotron squared ReLU (also 2 GEMMs)
       if (fam == "llm-foundry") {
@@ -416,7 +429,7 @@ inline std::vector<MoreRun> load_more_runs(const std::string& path, std::vector<
     if (n < r.cluster.gpus_per_node) r.cluster.gpus_per_node = n;
     r.cluster.intra_fabric = hardware::IntraFabric::kNvswitch;
     r.cluster.intra_bandwidth_Bps = spec->nvlink_bandwidth_Bps;  // 300 (A100) / 450 (H100, H200) GB/s per direction
-    const bool a100 = spec->name == "a100-40gb" || spec->name == "a100-80gb";
+    const bool a100 = spec->name == "a100-40gb" || spec->name == "a100-80gb" || spec->name == "a800";
     const std::string net = text(hw["inter_node"]);
     double nic_gbps = a100 ? 200 : 400;
     int64_t nics = 8;
@@ -438,7 +451,7 @@ inline std::vector<MoreRun> load_more_runs(const std::string& path, std::vector<
 
     // Precision.
     const std::string prec = lower(text(par["precision"]) + " " + text(e["precision"]));
-    const bool fp8_allowed = fam == "llm-foundry" || fam == "torchtitan" || fam == "olmo-core";
+    const bool fp8_allowed = fam == "llm-foundry" || fam == "torchtitan" || fam == "olmo-core" || fam == "flagperf";
     bool fp8 = fp8_allowed && contains(prec, "fp8");
     if (fam == "fp8-lm") fp8 = prec.rfind("fp8", 0) == 0;
     r.train.precision = fp8 ? model::Precision::kFp8 : model::Precision::kBf16;
@@ -630,6 +643,19 @@ inline std::vector<MoreRun> load_more_runs(const std::string& path, std::vector<
       r.train.attention_kernel = spec->name == "b200" ? "fa4" : "fa3";
       r.par.sequence_parallel = false;
       r.train.tp_comm_overlap = false;
+    } else if (fam == "flagperf") {
+      // Megatron-LM core_v0.6.0 as pretrain_llama3.sh runs it (header): no recompute flag, the
+      // distributed optimizer with core 0.6.0's defaults (no --overlap-grad-reduce, no
+      // --overlap-param-gather: the reduction and the gather after the step, exposed), fp32 gradient
+      // reduction (--bf16 implies it), sequence parallelism with TP, no TP overlap; Transformer
+      // Engine's attention (the GPU's default kernel). The bf16+fp8 rows: TE's hybrid recipe.
+      r.par.recompute = model::Recompute::kNone;
+      r.par.zero = 1;
+      r.par.overlap_grad_reduce = false;
+      r.par.overlap_param_gather = false;
+      r.par.sequence_parallel = tp_gt1;
+      r.train.tp_comm_overlap = false;
+      r.train.grad_reduce_fp32 = true;
     } else if (fam == "zero-bubble") {
       // Megatron-LM's pipeline alone (tp 1, dp 1): no recompute flag in the example script, plain
       // DDP (nothing to reduce with dp 1), overlap_p2p_comm on for the interleaved schedule (the

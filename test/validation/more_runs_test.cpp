@@ -41,8 +41,8 @@ TEST(MoreRuns, LoadsTheUsableRowsAndSaysWhyTheOthersAreNot) {
   for (const auto& [fam, c] : by_family) std::printf("used %-20s %3d (unverified %d)\n", fam.c_str(), c.first, c.second);
   for (const std::string& s : skipped) std::printf("skipped %s\n", s.c_str());
   std::printf("used %zu, skipped %zu\n", runs.size(), skipped.size());
-  EXPECT_EQ(runs.size() + skipped.size(), 214u);
-  // 214 rows (22 of them InternLM's, 8 IBM's FSDP blog and fms-fsdp README, 18 llm-foundry's 2024
+  EXPECT_EQ(runs.size() + skipped.size(), 226u);
+  // 226 rows (12 of them FlagPerf's Megatron-Core Llama 3 cases, 22 InternLM's, 8 IBM's FSDP blog and fms-fsdp README, 18 llm-foundry's 2024
   // large-scale H100 table, 14 ml-engineering's H200 / B200 DeepSpeed benchmark, 14 XTuner's speed
   // benchmark, 43 the Zero Bubble paper's 1F1B and interleaved 1F1B baselines: 24 from its Table 4,
   // 10 at twice the micro-batch from Table 11 and 9 with no more micro-batches than stages from
@@ -52,7 +52,7 @@ TEST(MoreRuns, LoadsTheUsableRowsAndSaysWhyTheOthersAreNot) {
   // put TP16 across nodes), 5 OLMo-core (GPU count not printed), 7 FP8-LM (batch not printed), 2
   // Megatron strong-scaling (tp/pp not printed) and XTuner's two
   // Llama 2 70B rows at sp 16 and 64 (8 key-value heads: its a2a repeats them first) are skipped.
-  EXPECT_EQ(runs.size(), 162u);
+  EXPECT_EQ(runs.size(), 174u);
 
   for (const MoreRun& m : runs) {
     const PublishedRun& r = m.run;
@@ -302,6 +302,44 @@ TEST(MoreRuns, PinsZeroBubblePipelineRows) {
   EXPECT_EQ(chunks.front(), 0);  // the model's first and last chunk hold no layer
   EXPECT_EQ(chunks.back(), 0);
   EXPECT_NEAR(i->run.measured_tflops, 13.1 * 1024 * per_token / 1e12, 0.001);
+}
+
+// FlagPerf's Llama 3 8B on one DGX A800 (d02409dd), its baseline PP2 DP4 TP1: Megatron-Core 0.6.0 as
+// pretrain_llama3.sh runs it (more_runs.yaml header), 512 sequences of 8192 a step, 3698.7 tokens
+// per GPU per second.
+TEST(MoreRuns, PinsFlagPerfRows) {
+  const std::vector<MoreRun> runs = load_more_runs(kMorePath);
+  const MoreRun* m = find(runs, "flagperf_llama3_8b_a800_8gpu_pp2_dp4_tp1");
+  ASSERT_NE(m, nullptr);
+  const PublishedRun& r = m->run;
+  EXPECT_EQ(m->source_family, "flagperf");
+  EXPECT_FALSE(m->unverified);
+  EXPECT_EQ(r.cluster.gpu.name, "a800");
+  EXPECT_DOUBLE_EQ(r.cluster.intra_bandwidth_Bps, 200e9);  // NVLink 400 GB/s both ways
+  EXPECT_EQ(r.par.pp, 2);
+  EXPECT_EQ(r.par.dp, 4);
+  EXPECT_EQ(r.par.micro_batch, 1);
+  EXPECT_EQ(r.train.global_batch, 512);
+  EXPECT_EQ(r.par.zero, 1);
+  EXPECT_FALSE(r.par.overlap_grad_reduce);
+  EXPECT_FALSE(r.par.overlap_param_gather);
+  EXPECT_EQ(r.par.recompute, model::Recompute::kNone);
+  EXPECT_TRUE(r.model.tied_embeddings);
+  EXPECT_TRUE(r.model.learned_position_embedding);
+  EXPECT_TRUE(r.model.dropout.value_or(false));
+  // Model FLOPs per token: 6 x (32 layers x (2 h^2 + 2 h x 1024 (GQA 8 of 32 heads) + 3 h x 14336)
+  // + the tied 128256 x h logits) + 12 L h s = 57.92e9; x 3698.7 tokens a second = 214.2 TFLOP/s.
+  const double per_token =
+      6 * (32 * (2 * 4096.0 * 4096 + 2 * 4096.0 * 1024 + 3 * 4096.0 * 14336) + 128256.0 * 4096) + 12 * 32 * 4096.0 * 8192;
+  EXPECT_NEAR(per_token, 57.92e9, 0.01e9);
+  EXPECT_NEAR(r.measured_tflops, 3698.7 * per_token / 1e12, 0.001);
+
+  const MoreRun* h = find(runs, "flagperf_llama3_70b_h800_64gpu_pp4_dp2_tp8");
+  ASSERT_NE(h, nullptr);
+  EXPECT_EQ(h->run.cluster.gpu.name, "h800");
+  EXPECT_TRUE(h->run.par.sequence_parallel);
+  EXPECT_FALSE(h->run.train.tp_comm_overlap);
+  EXPECT_EQ(h->run.cluster.nodes, 8);
 }
 
 }  // namespace

@@ -45,7 +45,7 @@ struct Row {
 // Sources added after the constants were last fitted (rules above).
 inline bool validation_only_source(const std::string& family) {
   return family == "internlm" || family == "ibm-fsdp" || family == "ml-engineering" || family == "xtuner" ||
-         family == "zero-bubble";
+         family == "zero-bubble" || family == "flagperf";
 }
 
 inline std::string published_family(const std::string& id) {
