@@ -387,10 +387,12 @@ inline std::vector<MoreRun> load_more_runs(const std::string& path, std::vector<
       r.model.ffn = model::Ffn::kSwiglu;
       if (r.model.vocab == 0 || r.model.ffn_hidden == 0) detail::fill_llama(r.model, arch);
       if (fam == "flagperf") {
-        // Megatron-Core's GPTModel as FlagPerf's command builds it (header): learned absolute
-        // positions, dropout at Megatron's 0.1 (tied embeddings as the yaml says).
-        r.model.learned_position_embedding = true;
-        r.model.dropout = true;
+        // Megatron-Core's GPTModel as FlagPerf's Llama 3 command builds it (header): learned
+        // absolute positions, dropout at Megatron's 0.1 (tied embeddings as the yaml says); its
+        // FlagScale Llama 2 command sets RoPE and no dropout.
+        const bool flagscale = contains(text(e["software"]), "FlagScale");
+        r.model.learned_position_embedding = !flagscale;
+        r.model.dropout = !flagscale;
       }
     } else {
       r.model.ffn = model::Ffn::kGelu;  // GPT gelu; Nemotron squared ReLU (also 2 GEMMs)
@@ -435,6 +437,7 @@ inline std::vector<MoreRun> load_more_runs(const std::string& path, std::vector<
     int64_t nics = 8;
     if (contains(net, "1600 Gbps per node")) nic_gbps = 200;  // llm-foundry A100 RoCE: 8 x 200 Gb/s
     else if (contains(net, "400 Gb")) nic_gbps = 400;        // Llama 3, torchtitan, Nemotron-4
+    else if (contains(net, "200Gb/s")) nic_gbps = 200;       // FlagPerf's H800 (Llama 2) and A800 nodes
     else if (contains(net, "4 x 100 Gb")) {                   // InternLM: "4 * 100Gb RoCE" per node
       nics = 4;
       nic_gbps = 100;
@@ -656,6 +659,12 @@ inline std::vector<MoreRun> load_more_runs(const std::string& path, std::vector<
       r.par.sequence_parallel = tp_gt1;
       r.train.tp_comm_overlap = false;
       r.train.grad_reduce_fp32 = true;
+      // The Llama 2 70B rows ran FlagScale's legacy Megatron model (megatron_main.sh): the flash-attn 2
+      // package for attention, SwiGLU as F.silu(x[0]) * x[1] (two eager kernels).
+      if (contains(text(e["software"]), "FlagScale")) {
+        r.train.attention_kernel = "fa2";
+        r.train.eager_activation = true;
+      }
     } else if (fam == "zero-bubble") {
       // Megatron-LM's pipeline alone (tp 1, dp 1): no recompute flag in the example script, plain
       // DDP (nothing to reduce with dp 1), overlap_p2p_comm on for the interleaved schedule (the

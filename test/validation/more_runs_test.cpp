@@ -41,10 +41,10 @@ TEST(MoreRuns, LoadsTheUsableRowsAndSaysWhyTheOthersAreNot) {
   for (const auto& [fam, c] : by_family) std::printf("used %-20s %3d (unverified %d)\n", fam.c_str(), c.first, c.second);
   for (const std::string& s : skipped) std::printf("skipped %s\n", s.c_str());
   std::printf("used %zu, skipped %zu\n", runs.size(), skipped.size());
-  EXPECT_EQ(runs.size() + skipped.size(), 226u);
-  // 226 rows (12 of them FlagPerf's Megatron-Core Llama 3 cases, 22 InternLM's, 8 IBM's FSDP blog and fms-fsdp README, 18 llm-foundry's 2024
-  // large-scale H100 table, 14 ml-engineering's H200 / B200 DeepSpeed benchmark, 14 XTuner's speed
-  // benchmark, 43 the Zero Bubble paper's 1F1B and interleaved 1F1B baselines: 24 from its Table 4,
+  EXPECT_EQ(runs.size() + skipped.size(), 229u);
+  // 229 rows (15 of them FlagPerf's Megatron Llama cases, 22 InternLM's, 8 IBM's FSDP blog and
+  // fms-fsdp README, 18 llm-foundry's 2024 large-scale H100 table, 14 ml-engineering's H200 / B200
+  // DeepSpeed benchmark, 14 XTuner's speed benchmark, 43 the Zero Bubble paper's 1F1B and interleaved 1F1B baselines: 24 from its Table 4,
   // 10 at twice the micro-batch from Table 11 and 9 with no more micro-batches than stages from
   // Table 12): torchtitan's 13 Grand Teton H100 rows (no catalog GPU), nanotron's 23 multi-node rows
   // (AWS EFA, its collectives measured at half the bandwidth of the sweep trainsim's efa transport
@@ -52,7 +52,7 @@ TEST(MoreRuns, LoadsTheUsableRowsAndSaysWhyTheOthersAreNot) {
   // put TP16 across nodes), 5 OLMo-core (GPU count not printed), 7 FP8-LM (batch not printed), 2
   // Megatron strong-scaling (tp/pp not printed) and XTuner's two
   // Llama 2 70B rows at sp 16 and 64 (8 key-value heads: its a2a repeats them first) are skipped.
-  EXPECT_EQ(runs.size(), 174u);
+  EXPECT_EQ(runs.size(), 177u);
 
   for (const MoreRun& m : runs) {
     const PublishedRun& r = m.run;
@@ -340,6 +340,18 @@ TEST(MoreRuns, PinsFlagPerfRows) {
   EXPECT_TRUE(h->run.par.sequence_parallel);
   EXPECT_FALSE(h->run.train.tp_comm_overlap);
   EXPECT_EQ(h->run.cluster.nodes, 8);
+
+  // Its Llama 2 70B on FlagScale's legacy Megatron model: RoPE, no dropout, untied, the flash-attn 2
+  // package, eager SwiGLU; 44 micro-batches of 4096 tokens a step; 8 x 200 Gb/s InfiniBand a node.
+  const MoreRun* l = find(runs, "flagperf_llama2_70b_h800_32gpu_tp8_pp4_gbs44");
+  ASSERT_NE(l, nullptr);
+  EXPECT_FALSE(l->run.model.learned_position_embedding);
+  EXPECT_FALSE(l->run.model.dropout.value_or(true));
+  EXPECT_FALSE(l->run.model.tied_embeddings);
+  EXPECT_EQ(l->run.train.attention_kernel, "fa2");
+  EXPECT_TRUE(l->run.train.eager_activation);
+  EXPECT_EQ(l->run.train.global_batch, 44);
+  EXPECT_DOUBLE_EQ(l->run.cluster.nic_bandwidth_Bps, 25e9);
 }
 
 }  // namespace
