@@ -54,8 +54,9 @@
 //    above 3,072-GPU pods is not modelled: only the outermost DP traffic crosses pods).
 //    GPU names: "A800" -> a800, "H800" -> h800 (first: FlagPerf's names quote its tables' "A100" /
 //    "H100"), "A100 ... 40GB" -> a100-40gb, other A100 (all print 80GB) -> a100-80gb, "H200" ->
-//    h200, "H100" -> h100-sxm; NVSwitch at the GPU's NVLink rate (A800 / H800: 200 GB/s). torchtitan's Grand Teton H100 (96 GB HBM2e, capped at 500 W) has no
-//    catalog entry and no published peak: those rows are skipped (unknown GPU).
+//    h200, "H100" -> h100-sxm; NVSwitch at the GPU's NVLink rate (A800 / H800: 200 GB/s).
+//    torchtitan's Grand Teton H100 (96 GB HBM2e, capped at 500 W) has no catalog entry and no
+//    published peak: those rows are skipped (unknown GPU).
 //  - nanotron's multi-node rows (2 to 64 nodes) are skipped. Its figure prints no network; other
 //    sources put the cluster on AWS EFA (p5.48xlarge, 32 x 100 Gb/s a node: more_runs.yaml notes),
 //    and the source's own measurement of that cluster's collectives at 256 MB reads 39-58% of the
@@ -656,11 +657,12 @@ inline std::vector<MoreRun> load_more_runs(const std::string& path, std::vector<
       r.par.zero = 1;
       r.par.overlap_grad_reduce = false;
       r.par.overlap_param_gather = false;
-      r.par.sequence_parallel = tp_gt1;
+      r.par.sequence_parallel = tp_gt1 && more_detail::flag(par["sequence_parallel"]);  // as the command passes it
       r.train.tp_comm_overlap = false;
       r.train.grad_reduce_fp32 = true;
-      // The Llama 2 70B rows ran FlagScale's legacy Megatron model (megatron_main.sh): the flash-attn 2
-      // package for attention, SwiGLU as F.silu(x[0]) * x[1] (two eager kernels).
+      // The Llama 2 70B and Aquila2-7B rows ran FlagScale's legacy Megatron model (megatron_main.sh,
+      // flagscale_main.sh): the flash-attn 2 package for attention, SwiGLU as F.silu(x[0]) * x[1]
+      // (two eager kernels).
       if (contains(text(e["software"]), "FlagScale")) {
         r.train.attention_kernel = "fa2";
         r.train.eager_activation = true;

@@ -41,18 +41,18 @@ TEST(MoreRuns, LoadsTheUsableRowsAndSaysWhyTheOthersAreNot) {
   for (const auto& [fam, c] : by_family) std::printf("used %-20s %3d (unverified %d)\n", fam.c_str(), c.first, c.second);
   for (const std::string& s : skipped) std::printf("skipped %s\n", s.c_str());
   std::printf("used %zu, skipped %zu\n", runs.size(), skipped.size());
-  EXPECT_EQ(runs.size() + skipped.size(), 229u);
-  // 229 rows (15 of them FlagPerf's Megatron Llama cases, 22 InternLM's, 8 IBM's FSDP blog and
-  // fms-fsdp README, 18 llm-foundry's 2024 large-scale H100 table, 14 ml-engineering's H200 / B200
-  // DeepSpeed benchmark, 14 XTuner's speed benchmark, 43 the Zero Bubble paper's 1F1B and interleaved 1F1B baselines: 24 from its Table 4,
-  // 10 at twice the micro-batch from Table 11 and 9 with no more micro-batches than stages from
-  // Table 12): torchtitan's 13 Grand Teton H100 rows (no catalog GPU), nanotron's 23 multi-node rows
-  // (AWS EFA, its collectives measured at half the bandwidth of the sweep trainsim's efa transport
-  // is built on: no setting stands for that cluster as it ran; the 80B one at 64 nodes would also
-  // put TP16 across nodes), 5 OLMo-core (GPU count not printed), 7 FP8-LM (batch not printed), 2
-  // Megatron strong-scaling (tp/pp not printed) and XTuner's two
+  EXPECT_EQ(runs.size() + skipped.size(), 233u);
+  // 233 rows (19 of them FlagPerf's Megatron cases, 22 InternLM's, 8 IBM's FSDP blog and fms-fsdp
+  // README, 18 llm-foundry's 2024 large-scale H100 table, 14 ml-engineering's H200 / B200 DeepSpeed
+  // benchmark, 14 XTuner's speed benchmark, 43 the Zero Bubble paper's 1F1B and interleaved 1F1B
+  // baselines: 24 from its Table 4, 10 at twice the micro-batch from Table 11 and 9 with no more
+  // micro-batches than stages from Table 12): torchtitan's 13 Grand Teton H100 rows (no catalog
+  // GPU), nanotron's 23 multi-node rows (AWS EFA, its collectives measured at half the bandwidth of
+  // the sweep trainsim's efa transport is built on: no setting stands for that cluster as it ran;
+  // the 80B one at 64 nodes would also put TP16 across nodes), 5 OLMo-core (GPU count not printed),
+  // 7 FP8-LM (batch not printed), 2 Megatron strong-scaling (tp/pp not printed) and XTuner's two
   // Llama 2 70B rows at sp 16 and 64 (8 key-value heads: its a2a repeats them first) are skipped.
-  EXPECT_EQ(runs.size(), 177u);
+  EXPECT_EQ(runs.size(), 181u);
 
   for (const MoreRun& m : runs) {
     const PublishedRun& r = m.run;
@@ -352,6 +352,13 @@ TEST(MoreRuns, PinsFlagPerfRows) {
   EXPECT_TRUE(l->run.train.eager_activation);
   EXPECT_EQ(l->run.train.global_batch, 44);
   EXPECT_DOUBLE_EQ(l->run.cluster.nic_bandwidth_Bps, 25e9);
+  // Its Aquila2-7B command passes no --sequence-parallel: TP8 without it.
+  const MoreRun* a = find(runs, "flagperf_aquila2_7b_a800_8gpu_tp8_pp1_dp1");
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->run.par.tp, 8);
+  EXPECT_FALSE(a->run.par.sequence_parallel);
+  EXPECT_EQ(a->run.par.micro_batch, 8);
+  EXPECT_EQ(a->run.train.global_batch, 72);
 }
 
 }  // namespace
