@@ -16,9 +16,9 @@ const std::array<GpuSpec, 10> kCatalog = {{
     // gpus.A100-SXM4-80GB: 312 TF, 80 GB, 2039 GB/s, 600 GB/s NVLink total.
     {"a100-80gb", 80 * kGB, 2039 * kGB, 156 * kT, 312 * kT, 312 * kT, 0, 300 * kGB, 32 * kGB, "a100-80gb"},
     // A800 SXM4 80GB: the A100 SXM4 80GB with NVLink cut to 400 GB/s both ways (200 a direction),
-    // "the rated performance the same as the A100 series", 80 GB HBM2e, 400 W (NVIDIA's statement
-    // of 2022-11-07 as Reuters reported it; read in tweakers.net/nieuws/203182, unverified against
-    // the datasheet). The A100 SXM4 80GB's kernel tables and driver capacity apply.
+    // its listed performance the A100 series' own, up to 80 GB HBM2e, 400 W SXM (Reuters' report of
+    // NVIDIA's November 2022 statement, read in tweakers.net/nieuws/203182; unverified against the
+    // datasheet). The A100 SXM4 80GB's kernel tables and driver capacity apply.
     {"a800", 80 * kGB, 2039 * kGB, 156 * kT, 312 * kT, 312 * kT, 0, 200 * kGB, 32 * kGB, "a100-80gb"},
     // gpus.H100-SXM5-80GB: 989.4 TF bf16, 1978.9 fp8, TF32 494.7, 80 GB, 3350 GB/s, 900 GB/s NVLink total, Gen5 64+64.
     {"h100-sxm", 80 * kGB, 3350 * kGB, 494.7 * kT, 989.4 * kT, 989.4 * kT, 1978.9 * kT, 450 * kGB, 64 * kGB, "h100-sxm"},
