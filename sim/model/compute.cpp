@@ -326,26 +326,25 @@ double sm_tax_s(double hidden_s, const GpuCostData& data) {
   return hidden_s * comm_sms / std::max(1.0, d(data.sms) - comm_sms);
 }
 
+// `exposed` of the collective shows on its own; the rest runs beside `beside` of GEMM time: its
+// excess over them shows, and its kernels' SMs slow the GEMMs while it hides.
+double shown_beside(double comm, double exposed, double beside, const GpuCostData& data) {
+  return exposed + std::max(0.0, comm - exposed - beside) + sm_tax_s(std::min(comm - exposed, beside), data);
+}
+
 double tp_cost(double comm, double gemms, Overlap overlap, int64_t tp, const GpuCostData& data) {
   if (comm <= 0) return 0;
   switch (overlap) {
     case Overlap::kNone: return comm;
     case Overlap::kAsync:
-    case Overlap::kBulk:
-      // NCCL's (or userbuffers') kernels hold SMs as well while they run beside the GEMM.
-      return std::max(0.0, comm - gemms) + sm_tax_s(std::min(comm, gemms), data);
+    case Overlap::kBulk: return shown_beside(comm, 0, gemms, data);  // NCCL's or userbuffers' kernels
     case Overlap::kRingExchange: {
       const double beside = gemms * d(tp - 1) / d(tp);  // the GEMM chunks the transfers run beside
-      return std::max(0.0, comm - beside);
+      return std::max(0.0, comm - beside);               // over the copy engines: no SM taken
     }
-    case Overlap::kPipeline: {
-      const double last = comm / kPipelineSplits, beside = gemms * (kPipelineSplits - 1) / kPipelineSplits;
-      return last + std::max(0.0, comm - last - beside) + sm_tax_s(std::min(comm - last, beside), data);
-    }
-    case Overlap::kChunked: {
-      const double chunk = comm / d(tp);
-      return chunk + std::max(0.0, comm - chunk - gemms) + sm_tax_s(std::min(comm - chunk, gemms), data);
-    }
+    case Overlap::kPipeline:  // the last of the GEMM's chunks' reduce-scatters
+      return shown_beside(comm, comm / kPipelineSplits, gemms * (kPipelineSplits - 1) / kPipelineSplits, data);
+    case Overlap::kChunked: return shown_beside(comm, comm / d(tp), gemms, data);  // the first or last chunk
   }
   return comm;
 }
