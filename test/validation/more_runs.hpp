@@ -284,6 +284,8 @@ inline std::vector<MoreRun> load_more_runs(const std::string& path, std::vector<
       continue;
     }
     const std::string fam = more_detail::family(e["source"]);
+    // FlagPerf's rows on BAAI's FlagScale (its legacy Megatron model) rather than Megatron-Core.
+    const bool flagscale = fam == "flagperf" && contains(text(e["software"]), "FlagScale");
     if (fam.empty()) {
       skip("unknown source");
       continue;
@@ -390,8 +392,7 @@ inline std::vector<MoreRun> load_more_runs(const std::string& path, std::vector<
       if (fam == "flagperf") {
         // Megatron-Core's GPTModel as FlagPerf's Llama 3 command builds it (header): learned
         // absolute positions, dropout at Megatron's 0.1 (tied embeddings as the yaml says); its
-        // FlagScale Llama 2 command sets RoPE and no dropout.
-        const bool flagscale = contains(text(e["software"]), "FlagScale");
+        // FlagScale commands set RoPE and no dropout.
         r.model.learned_position_embedding = !flagscale;
         r.model.dropout = !flagscale;
       }
@@ -663,7 +664,7 @@ inline std::vector<MoreRun> load_more_runs(const std::string& path, std::vector<
       // The Llama 2 70B and Aquila2-7B rows ran FlagScale's legacy Megatron model (megatron_main.sh,
       // flagscale_main.sh): the flash-attn 2 package for attention, SwiGLU as F.silu(x[0]) * x[1]
       // (two eager kernels).
-      if (contains(text(e["software"]), "FlagScale")) {
+      if (flagscale) {
         r.train.attention_kernel = "fa2";
         r.train.eager_activation = true;
       }
