@@ -153,7 +153,11 @@ StateBytesPerParam state_bytes_per_param(const TrainingSpec& train) {
     sb.optimizer = train.optimizer == Optimizer::kAdam ? 2 * moment : 0;
   } else {
     sb.weights = 2;
-    sb.gradients = 2 + (train.fp32_main_grads ? 4 : 0);
+    // Megatron's main gradients in fp32 (training.fp32_main_grads; Megatron-LM's --bf16 implies
+    // them): the 16-bit gradients are accumulated straight into one fp32 buffer and never kept
+    // beside it, 4 bytes in place of 2 (Megatron-LM docs/user-guide/features/dist_optimizer.md @
+    // d98e8a6: "bf16 parameters, fp32 gradients: 18 | 6 + 12/d").
+    sb.gradients = train.fp32_main_grads ? 4 : 2;
     // fp32 master weights (4) + Adam's two moments (4 + 4, or 2 + 2 in bf16).
     const double moment = train.optimizer_state_precision == Precision::kBf16 ? 2 : 4;
     sb.optimizer = 4 + (train.optimizer == Optimizer::kAdam ? 2 * moment : 0);

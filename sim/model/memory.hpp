@@ -6,7 +6,8 @@
 //  - Model states follow the ZeRO paper (Rajbhandari et al. SC20, published_runs.yaml
 //    reference_formulas.zero_sc20): mixed-precision Adam = 2 (16-bit weights) + 2 (16-bit
 //    gradients) + 12 (fp32 master weights, momentum, variance) bytes per parameter.
-//    training.fp32_main_grads adds 4 bytes of fp32 main gradients (Megatron), counted as gradients.
+//    training.fp32_main_grads: Megatron's fp32 main gradients, 4 bytes in place of the 16-bit 2
+//    (Megatron-LM dist_optimizer.md: bf16 parameters with fp32 gradients = 18 bytes, 6 + 12/d).
 //    fp32 training: 4 + 4 + 8 (Adam moments, no master copy). fp8 is accounted like bf16 (16-bit
 //    weights, gradients and activations; Transformer Engine's fp8 weight casts are transient).
 //    SGD: no momentum; mixed precision keeps the 4-byte fp32 master copy, fp32 training keeps nothing.

@@ -235,7 +235,7 @@ struct TrainingSpec {
   int64_t steps = 100;           // steps simulated in full
   double total_tokens = 0;       // whole run, for the projection; 0 = project `steps` only
   Offload offload = Offload::kNone;
-  bool fp32_main_grads = false;  // Megatron keeps an fp32 copy of the gradients (+4 bytes/param)
+  bool fp32_main_grads = false;  // Megatron accumulates the gradients in fp32 main_grad buffers (4 bytes/param, not 2)
   // Gradients reduced over data parallelism in fp32 (4 bytes a parameter on the wire) although the
   // passes run in 16 bits: torch FSDP MixedPrecision(reduce_dtype=float32) as torchtitan
   // (training.mixed_precision_reduce, only choice "float32") and composer >= 0.16.4 ("DEFAULT")

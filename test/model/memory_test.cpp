@@ -87,12 +87,15 @@ TEST(ModelStates, SevenBMixedPrecisionAdamIs112GB) {
   expect_rel(mb.total(), 112 * kGB);
 }
 
-TEST(ModelStates, Fp32MainGradsAddFourBytesPerParam) {
+TEST(ModelStates, Fp32MainGradsAreMegatronsEighteenBytesPerParam) {
+  // Megatron-LM docs/user-guide/features/dist_optimizer.md (@d98e8a6), "bf16 parameters, fp32
+  // gradients": 18 bytes per parameter without the distributed optimizer, 6 + 12/d with it.
   TrainingSpec t = mixed_adam();
   t.fp32_main_grads = true;
-  expect_rel(model_states(7e9, t, 0, 1).total(), 7e9 * 20);  // 2 + (2 + 4) + 12
-  // ZeRO-2 shards them with the other gradients: 2 + (6 + 12) / 8.
-  expect_rel(model_states(7e9, t, 2, 8).total(), 7e9 * (2 + 18.0 / 8));
+  expect_rel(model_states(7e9, t, 0, 1).total(), 7e9 * 18);  // 2 + 4 + 12
+  expect_rel(model_states(7e9, t, 1, 8).total(), 7e9 * (6 + 12.0 / 8));
+  // ZeRO-2 shards them with the other gradients: 2 + (4 + 12) / 8.
+  expect_rel(model_states(7e9, t, 2, 8).total(), 7e9 * (2 + 16.0 / 8));
 }
 
 TEST(ModelStates, Fp32SgdAndFp8Accounting) {

@@ -563,6 +563,7 @@ inline std::vector<MoreRun> load_more_runs(const std::string& path, std::vector<
       r.par.sequence_parallel = tp_gt1;
       r.train.tp_comm_overlap = true;
       r.train.grad_reduce_fp32 = true;  // --bf16 implies it (header)
+      r.train.fp32_main_grads = true;   // ... accumulated in Megatron's fp32 main_grad buffer
     } else if (fam == "nanotron") {
       r.par.recompute = printed_recompute;
       r.par.zero = contains(zero_text, "ZeRO-1") ? 1 : 0;
@@ -661,6 +662,7 @@ inline std::vector<MoreRun> load_more_runs(const std::string& path, std::vector<
       r.par.sequence_parallel = tp_gt1 && more_detail::flag(par["sequence_parallel"]);  // as the command passes it
       r.train.tp_comm_overlap = false;
       r.train.grad_reduce_fp32 = true;
+      r.train.fp32_main_grads = true;  // Megatron's fp32 main_grad buffer (the same --bf16 rule)
       // The Llama 2 70B and Aquila2-7B rows ran FlagScale's legacy Megatron model (megatron_main.sh,
       // flagscale_main.sh): the flash-attn 2 package for attention, SwiGLU as F.silu(x[0]) * x[1]
       // (two eager kernels).
