@@ -334,9 +334,11 @@ TEST(MoreRuns, PinsFlagPerfRows) {
   EXPECT_NEAR(per_token, 57.92e9, 0.01e9);
   EXPECT_NEAR(r.measured_tflops, 3698.7 * per_token / 1e12, 0.001);
 
-  const MoreRun* h = find(runs, "flagperf_llama3_70b_h800_64gpu_pp4_dp2_tp8");
+  const MoreRun* h = find(runs, "flagperf_llama3_70b_h100_64gpu_pp4_dp2_tp8");
   ASSERT_NE(h, nullptr);
-  EXPECT_EQ(h->run.cluster.gpu.name, "h800");
+  // H100: FlagPerf's ddd8f62a (2024-06-14) corrected the README's environment from an H800 to the
+  // H100 its table names.
+  EXPECT_EQ(h->run.cluster.gpu.name, "h100-sxm");
   EXPECT_TRUE(h->run.par.sequence_parallel);
   EXPECT_FALSE(h->run.train.tp_comm_overlap);
   EXPECT_EQ(h->run.cluster.nodes, 8);
