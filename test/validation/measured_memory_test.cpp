@@ -31,6 +31,7 @@ struct MeasuredRow {
   model::TrainingSpec train;
   hardware::ClusterSpec cluster;
   double measured_gib = 0;
+  bool allocated = false;  // the figure is the allocator's peak allocated memory, not reserved
 };
 
 std::vector<MeasuredRow> load_rows() {
@@ -62,7 +63,24 @@ std::vector<MeasuredRow> load_rows() {
                       : r.recompute == "selective-op" ? model::Recompute::kSelectiveOp
                                                       : model::Recompute::kNone;
     r.train.precision = e["fp8"].as<bool>() ? model::Precision::kFp8 : model::Precision::kBf16;
-    if (e["stack"] && e["stack"].as<std::string>() == "deepspeed") {
+    const std::string stack = e["stack"] ? e["stack"].as<std::string>() : "torchtitan";
+    if (stack == "megatron") {
+      // Megatron-Core with Transformer Engine as the row's printed arguments set it: the
+      // distributed optimizer (ZeRO-1) or not, fp32 main gradients as printed (grad_reduce_in_fp32 /
+      // accumulate_allreduce_grads_in_fp32), sequence parallelism as printed, Megatron's fused
+      // vocabulary-parallel cross-entropy, the GPU's default fused attention.
+      r.par.zero = p["distributed_optimizer"].as<bool>() ? 1 : 0;
+      r.par.overlap_grad_reduce = true;
+      r.par.sequence_parallel = p["sequence_parallel"].as<bool>() && r.par.tp > 1;
+      r.train.fp32_main_grads = e["fp32_main_grads"].as<bool>();
+      r.train.grad_reduce_fp32 = r.train.fp32_main_grads;
+      r.train.cross_entropy = model::CrossEntropy::kFused;
+      if (e["precision"].as<std::string>() == "fp16") r.train.precision = model::Precision::kFp16;
+      r.model.tied_embeddings = m["tied_embeddings"].as<bool>();
+      if (m["ffn"].as<std::string>() == "gelu") r.model.ffn = model::Ffn::kGelu;
+      r.model.dropout = m["dropout"] && m["dropout"].as<bool>();
+      r.model.learned_position_embedding = m["learned_positions"] && m["learned_positions"].as<bool>();
+    } else if (stack == "deepspeed") {
       // DeepSpeed ZeRO as printed (benchmark.py at 744d01e: bf16 without communication_data_type,
       // gradients reduced in bf16), the Adam states on the CPU where offload_optimizer is set, HF
       // gradient checkpointing of every decoder layer (full), Liger's fused linear cross-entropy
@@ -91,13 +109,17 @@ std::vector<MeasuredRow> load_rows() {
       r.train.grad_reduce_fp32 = true;
       r.train.attention_kernel = "fa2";
     }
-    // One optimizer step per local batch (no gradient accumulation in these tables).
+    // One optimizer step per local batch (no gradient accumulation in these tables) unless the row
+    // prints its global batch.
     const int64_t micro_batches = r.par.pp > 1 ? r.par.pp : 1;
-    r.train.global_batch = r.par.dp * r.par.micro_batch * micro_batches;
+    r.train.global_batch = p["global_batch"] ? p["global_batch"].as<int64_t>() : r.par.dp * r.par.micro_batch * micro_batches;
     r.cluster.gpu = *hardware::find_gpu(e["gpu"].as<std::string>());
     r.cluster.gpus_per_node = 8;
     r.cluster.nodes = std::max<int64_t>(1, e["gpus"].as<int64_t>() / 8);
     r.measured_gib = e["measured_gib"].as<double>();
+    // Megatron prints both peaks; its rows compare the allocated one (what the tensors held),
+    // the caching allocator's cached surplus left out of the prediction too.
+    r.allocated = e["measured"] && e["measured"].as<std::string>() == "max_allocated";
     out.push_back(r);
   }
   return out;
@@ -106,12 +128,12 @@ std::vector<MeasuredRow> load_rows() {
 // What torch's reserved peak would show: the prediction minus what lives outside the allocator.
 double predicted_reserved(const MeasuredRow& r) {
   const model::MemoryBreakdown mb = model::memory_per_gpu(r.model, r.par, r.train, r.cluster);
-  return mb.total() - mb.reserve.cuda_context - mb.reserve.nccl;
+  return mb.total() - mb.reserve.cuda_context - mb.reserve.nccl - (r.allocated ? mb.reserve.fragmentation : 0);
 }
 
 TEST(MeasuredMemory, EveryRowLoadsWithItsPublishedLayout) {
   const std::vector<MeasuredRow> rows = load_rows();
-  ASSERT_EQ(rows.size(), 44u);
+  ASSERT_EQ(rows.size(), 48u);
   for (const MeasuredRow& r : rows) {
     EXPECT_EQ(r.par.gpus(), r.cluster.gpus()) << r.id;
     EXPECT_GT(r.measured_gib, 0) << r.id;
@@ -141,10 +163,15 @@ TEST(MeasuredMemory, ShardedModelStatesScaleAsMeasured) {
 
 TEST(MeasuredMemory, ReportAgainstEveryMeasuredPeak) {
   // The README table "Measured peak memory" is this output. Issue 14 asks for every row within
-  // 10%; 37 of 44 are. Beyond: two 405B PP8 rows (1F1B -13%, CP 8 -15%: what else torchtitan's
-  // pipeline holds is not found) and the five B200 rows (+10% to +12%: the same configuration as
+  // 10%; 40 of 48 are. Beyond: two 405B PP8 rows (1F1B -13%, CP 8 -15%: what else torchtitan's
+  // pipeline holds is not found), the five B200 rows (+10% to +12%: the same configuration as
   // MI300X, within 1%, measured 5.4 GiB lower, 2.0 GiB of it the attention their per-op policy
-  // recomputes; the MI300X run's ROCm build ignores expandable_segments, README "Memory model").
+  // recomputes; the MI300X run's ROCm build ignores expandable_segments, README "Memory model"),
+  // and Megatron-Bridge's Llama 3.2 1B (-11%: Megatron's "max allocated" is the peak since the
+  // process started, the checkpoint conversion and the first iterations included; its model
+  // states, 1.24e9 x (2 + 4 + 12/8) B = 8.6 GiB as Megatron's own estimate prints, are 74% of it).
+  // The Megatron-LM 7B fp8 rows (fixstars, no recompute, 8 and 16 ranks) are within 1.2%, and
+  // Megatron-LM's own CI memory test (7B, TP4, seq 8192) within 2.1%.
   // The bounds keep what is reached.
   double sum = 0;
   int n = 0, within = 0;
@@ -160,11 +187,11 @@ TEST(MeasuredMemory, ReportAgainstEveryMeasuredPeak) {
     within += std::fabs(err) <= 10 ? 1 : 0;
     ++n;
   }
-  std::printf("rows %d: mean |error| %.1f%%, %d within 10%%, signed error 5th percentile %+.2f%%, 95th %+.2f%%\n", n,
+  std::printf("rows %d: mean |error| %.2f%%, %d within 10%%, signed error 5th percentile %+.2f%%, 95th %+.2f%%\n", n,
               sum / n, within, quantile(errors, 0.05), quantile(errors, 0.95));
-  EXPECT_EQ(n, 44);
+  EXPECT_EQ(n, 48);
   EXPECT_LE(sum / n, 4.5);
-  EXPECT_GE(within, 37);
+  EXPECT_GE(within, 40);
   // sim/hardware/data/accuracy.yaml ships this printout to every report: it must be what the model
   // gives now.
   const model::ErrorBand& shipped = model::model_accuracy().peak_memory;
@@ -181,7 +208,8 @@ TEST(MeasuredMemory, TheReportedBandHoldsNinetyPercentOfMeasuredPeaks) {
   int inside = 0;
   for (const MeasuredRow& r : load_rows()) {
     const model::MemoryBreakdown mb = model::memory_per_gpu(r.model, r.par, r.train, r.cluster);
-    const double measured = r.measured_gib * kGiB + mb.reserve.cuda_context + mb.reserve.nccl;
+    const double measured = r.measured_gib * kGiB + mb.reserve.cuda_context + mb.reserve.nccl +
+                            (r.allocated ? mb.reserve.fragmentation : 0);
     const model::Range band = model::memory_band(mb);
     ASSERT_LT(band.low, mb.total()) << r.id;
     ASSERT_GT(band.high, mb.total()) << r.id;
@@ -189,10 +217,11 @@ TEST(MeasuredMemory, TheReportedBandHoldsNinetyPercentOfMeasuredPeaks) {
     if (!in) std::printf("outside the band: %s\n", r.id.c_str());
     inside += in;
   }
-  std::printf("measured peak inside the band: %d of 44\n", inside);
-  // 90% of 44 = 39.6, the percentiles interpolated between rows: 39 (outside: the two 405B pipeline
-  // rows under-predicted by 13% and 15%, three B200 rows over-predicted by 10.6% to 11.7%).
-  EXPECT_GE(inside, 39);
+  std::printf("measured peak inside the band: %d of 48\n", inside);
+  // 90% of 48 = 43.2; the percentiles interpolated between rows leave three on each side: 42
+  // (outside: the two 405B pipeline rows under-predicted by 13% and 15% and Megatron-Bridge's 1B
+  // by 11.4%, three B200 rows over-predicted by 10.6% to 11.7%).
+  EXPECT_GE(inside, 42);
 }
 
 }  // namespace
