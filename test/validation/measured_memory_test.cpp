@@ -125,7 +125,8 @@ std::vector<MeasuredRow> load_rows() {
   return out;
 }
 
-// What torch's reserved peak would show: the prediction minus what lives outside the allocator.
+// What torch's reserved peak would show: the prediction minus what lives outside the allocator
+// (and, for the rows that publish the allocated peak, minus the allocator's cached surplus).
 double predicted_reserved(const MeasuredRow& r) {
   const model::MemoryBreakdown mb = model::memory_per_gpu(r.model, r.par, r.train, r.cluster);
   return mb.total() - mb.reserve.cuda_context - mb.reserve.nccl - (r.allocated ? mb.reserve.fragmentation : 0);
