@@ -240,7 +240,7 @@ struct TrainingSpec {
   // passes run in 16 bits: torch FSDP MixedPrecision(reduce_dtype=float32) as torchtitan
   // (training.mixed_precision_reduce, only choice "float32") and composer >= 0.16.4 ("DEFAULT")
   // set it, and Llama 3 (paper Sec. 3.3.4: "reduce-scatter gradients in FP32"). Memory unchanged:
-  // the fp32 copy exists only per bucket in flight.
+  // the fp32 copy exists only per bucket in flight. fp32_main_grads implies it (the buffer is fp32).
   bool grad_reduce_fp32 = false;
   double gpu_hour_price = 0;     // currency per GPU-hour; 0 = no cost line
   // Adam moments (and SGD momentum) in fp32, or in bf16 as current stacks can keep them

@@ -73,7 +73,6 @@ std::vector<MeasuredRow> load_rows() {
       r.par.overlap_grad_reduce = true;
       r.par.sequence_parallel = p["sequence_parallel"].as<bool>() && r.par.tp > 1;
       r.train.fp32_main_grads = e["fp32_main_grads"].as<bool>();
-      r.train.grad_reduce_fp32 = r.train.fp32_main_grads;
       r.train.cross_entropy = model::CrossEntropy::kFused;
       if (e["precision"].as<std::string>() == "fp16") r.train.precision = model::Precision::kFp16;
       r.model.tied_embeddings = m["tied_embeddings"].as<bool>();
